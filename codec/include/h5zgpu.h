@@ -1,0 +1,137 @@
+/* h5zgpu: GPU error-bounded lossy compression of floating-point chunks.
+ *
+ * The public C API. The HDF5 filter, the h5zgpu command and the benchmarks are its clients.
+ * Every function is thread-safe. A compressed chunk is self-describing (docs/FORMAT.md), so
+ * decompression needs only the bytes.
+ *
+ * Where the work runs: H5ZGPU_DEVICE=auto|cpu|gpu|gpu:N in the environment (default auto: the
+ * GPU when one is usable, else the CPU), or an explicit h5zgpu_exec. Both executors write
+ * byte-identical chunks; a GPU failure falls back to the CPU (H5ZGPU_VERBOSE=1 says so once).
+ */
+#ifndef H5ZGPU_H
+#define H5ZGPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define H5ZGPU_FILTER_ID 33900
+#define H5ZGPU_FILTER_NAME "h5zgpu"
+#define H5ZGPU_MAX_RANK 32
+#define H5ZGPU_FORMAT_VERSION 1
+
+typedef enum h5zgpu_status {
+    H5ZGPU_OK = 0,
+    H5ZGPU_E_INVALID_ARG = 1,     /* a parameter is out of its range */
+    H5ZGPU_E_UNSUPPORTED = 2,     /* element type, codec or rank this build cannot handle */
+    H5ZGPU_E_OUTPUT_TOO_SMALL = 3,
+    H5ZGPU_E_CORRUPT = 4,         /* chunk fails a length, offset, code or checksum check */
+    H5ZGPU_E_VERSION = 5,         /* chunk written by a newer format version */
+    H5ZGPU_E_NOMEM = 6,
+    H5ZGPU_E_DEVICE = 7           /* the GPU was required (H5ZGPU_DEVICE=gpu) and failed */
+} h5zgpu_status;
+
+typedef enum h5zgpu_codec {
+    H5ZGPU_CODEC_AUTO = 0,    /* per chunk, the smaller of the codecs this build has */
+    H5ZGPU_CODEC_FIXED = 1,   /* cuSZp family: blocks, Lorenzo, fixed bit length, bit planes */
+    H5ZGPU_CODEC_HUFFMAN = 2  /* cuSZ family (not in this build yet: H5ZGPU_E_UNSUPPORTED) */
+} h5zgpu_codec;
+
+typedef enum h5zgpu_mode {
+    H5ZGPU_MODE_ABS = 0,   /* |x' - x| <= eb */
+    H5ZGPU_MODE_REL = 1,   /* |x' - x| <= eb * (max - min) of the chunk's finite values */
+    H5ZGPU_MODE_PWREL = 2  /* |x' - x| <= eb * |x|, pointwise; 0 <= eb < 1 */
+} h5zgpu_mode;
+
+typedef enum h5zgpu_dtype {
+    H5ZGPU_FLOAT32 = 1,
+    H5ZGPU_FLOAT64 = 2
+} h5zgpu_dtype;
+
+typedef struct h5zgpu_params {
+    h5zgpu_codec codec;
+    h5zgpu_mode mode;
+    double eb;                         /* >= 0 and finite; 0 means lossless */
+    h5zgpu_dtype dtype;
+    unsigned rank;                     /* 1..H5ZGPU_MAX_RANK */
+    uint64_t dims[H5ZGPU_MAX_RANK];    /* slowest-varying first, as in HDF5 and C arrays */
+} h5zgpu_params;
+
+typedef enum h5zgpu_exec_kind {
+    H5ZGPU_EXEC_AUTO = 0,  /* GPU when usable, else CPU */
+    H5ZGPU_EXEC_CPU = 1,
+    H5ZGPU_EXEC_GPU = 2    /* GPU or fail with H5ZGPU_E_DEVICE; no silent fallback */
+} h5zgpu_exec_kind;
+
+typedef struct h5zgpu_exec {
+    h5zgpu_exec_kind kind;
+    int device;            /* CUDA device ordinal for GPU and AUTO */
+} h5zgpu_exec;
+
+/* What a chunk's header says (h5zgpu_chunk_info). */
+typedef struct h5zgpu_info {
+    unsigned format_version;
+    unsigned codec;            /* codec that wrote the payload: 0 = stored raw, 1, 2 */
+    h5zgpu_dtype dtype;
+    h5zgpu_mode mode;
+    double eb;                 /* the bound the caller asked for */
+    double eb_abs;             /* the absolute bound applied (REL: eb x range; PWREL: eb) */
+    unsigned rank;
+    uint64_t dims[H5ZGPU_MAX_RANK];
+    uint64_t header_len;
+    uint64_t payload_len;
+    uint64_t raw_len;          /* bytes of the decompressed chunk */
+} h5zgpu_info;
+
+/* Largest compressed size of a chunk with these parameters (0 if they are invalid). */
+size_t h5zgpu_compress_bound(const h5zgpu_params *p);
+
+/* Host buffers. exec may be NULL: then H5ZGPU_DEVICE decides. */
+h5zgpu_status h5zgpu_compress(const h5zgpu_params *p, const void *in, void *out, size_t out_cap,
+                              size_t *out_len, const h5zgpu_exec *exec);
+h5zgpu_status h5zgpu_decompress(const void *in, size_t in_len, void *out, size_t out_cap,
+                                size_t *out_len, const h5zgpu_exec *exec);
+
+/* Device buffers (CUDA builds): d_in and d_out are device pointers; work is ordered on `stream`
+ * (a cudaStream_t, or NULL for the legacy default stream); the call waits on that stream only
+ * to learn the output size. Workspaces are kept by the library and reused across calls. */
+h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, void *d_out,
+                                     size_t out_cap, size_t *out_len, int device, void *stream);
+h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_out,
+                                       size_t out_cap, size_t *out_len, int device, void *stream);
+
+/* Many chunks with the same parameters in one call (host buffers). Stops at the first failure
+ * and returns its status; *done says how many chunks were finished. */
+h5zgpu_status h5zgpu_compress_batch(const h5zgpu_params *p, size_t count, const void *const *in,
+                                    void *const *out, const size_t *out_cap, size_t *out_len,
+                                    const h5zgpu_exec *exec, size_t *done);
+h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const size_t *in_len,
+                                      void *const *out, const size_t *out_cap, size_t *out_len,
+                                      const h5zgpu_exec *exec, size_t *done);
+
+/* Reads and validates a chunk header. */
+h5zgpu_status h5zgpu_chunk_info(const void *in, size_t in_len, h5zgpu_info *info);
+
+/* Checks parameters without compressing; on failure h5zgpu_last_error() says what is wrong. */
+h5zgpu_status h5zgpu_params_check(const h5zgpu_params *p);
+
+/* 1 if a CUDA device can be used by this build, else 0. */
+int h5zgpu_gpu_available(void);
+
+const char *h5zgpu_status_string(h5zgpu_status s);
+/* The message of this thread's last failure (never NULL). */
+const char *h5zgpu_last_error(void);
+const char *h5zgpu_version(void);
+
+/* cd_values <-> error bound: the bound travels as the two 32-bit halves of its binary64
+ * pattern, low word first (DESIGN.md). */
+void h5zgpu_eb_to_words(double eb, unsigned *lo, unsigned *hi);
+double h5zgpu_eb_from_words(unsigned lo, unsigned hi);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

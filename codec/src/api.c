@@ -1,0 +1,461 @@
+/* The public API: parameter checks, executor choice with CPU fallback, raw fallback, the
+ * chunk header and its checksum. Codec internals live in fixed_cpu.c and cuda/. */
+#include "h5zgpu.h"
+
+#include "chunk.h"
+#include "error.h"
+#include "fixed.h"
+#ifdef H5ZGPU_HAVE_CUDA
+#include "backend_gpu.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HZ_STR2(x) #x
+#define HZ_STR(x) HZ_STR2(x)
+
+const char *h5zgpu_version(void)
+{
+    return "h5zgpu " HZ_STR(H5ZGPU_VERSION_STRING) " (format " HZ_STR(H5ZGPU_FORMAT_VERSION)
+#ifdef H5ZGPU_HAVE_CUDA
+           ", CUDA)";
+#else
+           ", CPU only)";
+#endif
+}
+
+void h5zgpu_eb_to_words(double eb, unsigned *lo, unsigned *hi)
+{
+    uint64_t u;
+    memcpy(&u, &eb, 8);
+    *lo = (unsigned)(u & 0xFFFFFFFFu);
+    *hi = (unsigned)(u >> 32);
+}
+
+double h5zgpu_eb_from_words(unsigned lo, unsigned hi)
+{
+    uint64_t u = ((uint64_t)hi << 32) | (uint32_t)lo;
+    double eb;
+    memcpy(&eb, &u, 8);
+    return eb;
+}
+
+h5zgpu_status h5zgpu_params_check(const h5zgpu_params *p)
+{
+    if (!p)
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "no parameters given");
+    if ((unsigned)p->codec > H5ZGPU_CODEC_HUFFMAN)
+        return hz_fail(H5ZGPU_E_INVALID_ARG,
+                       "codec %u does not exist (0=auto, 1=fixed-length, 2=Huffman)",
+                       (unsigned)p->codec);
+    if (p->codec == H5ZGPU_CODEC_HUFFMAN)
+        return hz_fail(H5ZGPU_E_UNSUPPORTED,
+                       "codec 2 (Huffman) is not in this build yet; use 1 (fixed-length) or 0 "
+                       "(auto)");
+    if ((unsigned)p->mode > H5ZGPU_MODE_PWREL)
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "error mode %u does not exist (0=ABS, 1=REL, 2=PWREL)",
+                       (unsigned)p->mode);
+    if (!(p->eb >= 0) || !hz_is_finite(p->eb))
+        return hz_fail(H5ZGPU_E_INVALID_ARG,
+                       "error bound %g is not a finite number >= 0 (0 means lossless)", p->eb);
+    if (p->mode == H5ZGPU_MODE_PWREL && !(p->eb < 1))
+        return hz_fail(H5ZGPU_E_INVALID_ARG,
+                       "PWREL error bound %g must be below 1 (it is a fraction of |x|)", p->eb);
+    if (p->dtype != H5ZGPU_FLOAT32 && p->dtype != H5ZGPU_FLOAT64)
+        return hz_fail(H5ZGPU_E_UNSUPPORTED, "element type %u is not float32 (1) or float64 (2)",
+                       (unsigned)p->dtype);
+    if (p->rank < 1 || p->rank > H5ZGPU_MAX_RANK)
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "rank %u is outside 1..%d", p->rank,
+                       H5ZGPU_MAX_RANK);
+    for (unsigned i = 0; i < p->rank; i++)
+        if (p->dims[i] == 0 || p->dims[i] > 0xFFFFFFFFu)
+            return hz_fail(H5ZGPU_E_INVALID_ARG, "dimension %u is %llu (must be 1..2^32-1)", i,
+                           (unsigned long long)p->dims[i]);
+    if (hz_count(p->rank, p->dims) == 0)
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "chunk shape has too many elements");
+    return H5ZGPU_OK;
+}
+
+size_t h5zgpu_compress_bound(const h5zgpu_params *p)
+{
+    if (h5zgpu_params_check(p) != H5ZGPU_OK)
+        return 0;
+    return hz_header_len(p->rank) + hz_count(p->rank, p->dims) * hz_esize(p->dtype);
+}
+
+/* Where a call runs. */
+typedef struct hz_target {
+    int gpu;       /* run on the GPU */
+    int required;  /* no CPU fallback: H5ZGPU_DEVICE=gpu */
+    int device;
+} hz_target;
+
+static h5zgpu_status parse_env(h5zgpu_exec *ex)
+{
+    const char *v = getenv("H5ZGPU_DEVICE");
+    ex->kind = H5ZGPU_EXEC_AUTO;
+    ex->device = 0;
+    if (!v || !*v || strcmp(v, "auto") == 0)
+        return H5ZGPU_OK;
+    if (strcmp(v, "cpu") == 0) {
+        ex->kind = H5ZGPU_EXEC_CPU;
+        return H5ZGPU_OK;
+    }
+    if (strncmp(v, "gpu", 3) == 0) {
+        ex->kind = H5ZGPU_EXEC_GPU;
+        if (v[3] == 0)
+            return H5ZGPU_OK;
+        char *end;
+        long d = v[3] == ':' ? strtol(v + 4, &end, 10) : -1;
+        if (v[3] == ':' && end != v + 4 && *end == 0 && d >= 0 && d < 1024) {
+            ex->device = (int)d;
+            return H5ZGPU_OK;
+        }
+    }
+    return hz_fail(H5ZGPU_E_INVALID_ARG, "H5ZGPU_DEVICE='%s' is not auto, cpu, gpu or gpu:N", v);
+}
+
+int h5zgpu_gpu_available(void)
+{
+#ifdef H5ZGPU_HAVE_CUDA
+    return hzc_device_count() > 0;
+#else
+    return 0;
+#endif
+}
+
+static h5zgpu_status resolve(const h5zgpu_exec *given, hz_target *t)
+{
+    h5zgpu_exec ex;
+    if (given) {
+        ex = *given;
+    } else {
+        h5zgpu_status st = parse_env(&ex);
+        if (st != H5ZGPU_OK)
+            return st;
+    }
+    int count = 0;
+#ifdef H5ZGPU_HAVE_CUDA
+    if (ex.kind != H5ZGPU_EXEC_CPU)
+        count = hzc_device_count();
+#endif
+    t->device = ex.device;
+    t->required = ex.kind == H5ZGPU_EXEC_GPU;
+    t->gpu = ex.kind != H5ZGPU_EXEC_CPU && ex.device >= 0 && ex.device < count;
+    if (t->required && !t->gpu)
+        return hz_fail(H5ZGPU_E_DEVICE, "the GPU was required (H5ZGPU_DEVICE=gpu) but CUDA device "
+#ifdef H5ZGPU_HAVE_CUDA
+                       "%d is not usable (%d found)", ex.device, count);
+#else
+                       "%d cannot be used: this build has no CUDA (%d)", ex.device, count);
+#endif
+    if (ex.kind == H5ZGPU_EXEC_AUTO && !t->gpu)
+        hz_note_once(0, "no usable GPU: compressing on the CPU");
+    return H5ZGPU_OK;
+}
+
+/* A GPU failure is either final (GPU required) or a reason to redo the work on the CPU. */
+static int fall_back(const hz_target *t, h5zgpu_status st)
+{
+    if (st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL || st == H5ZGPU_E_CORRUPT ||
+        t->required)
+        return 0;
+    hz_note_once(1, "GPU path failed (%s: %s); using the CPU", h5zgpu_status_string(st),
+                 h5zgpu_last_error());
+    return 1;
+}
+
+static h5zgpu_status encode_fixed(const hz_target *t, const fl_geom *g, const h5zgpu_params *p,
+                                  const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
+                                  double *eb_abs, uint32_t *sum)
+{
+    int is_f32 = p->dtype == H5ZGPU_FLOAT32;
+#ifdef H5ZGPU_HAVE_CUDA
+    if (t->gpu) {
+        h5zgpu_status st = hzc_fixed_encode(g, p->mode, p->eb, is_f32, in, 0, out, 0, cap, len,
+                                            eb_abs, sum, t->device, NULL);
+        if (!fall_back(t, st))
+            return st == H5ZGPU_E_DEVICE || st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL
+                       ? st
+                       : hz_fail(H5ZGPU_E_DEVICE, "GPU compression failed: %s",
+                                 h5zgpu_last_error());
+    }
+#else
+    (void)t;
+#endif
+    fl_quant Q;
+    int any;
+    double lo, hi;
+    fl_stats_cpu(in, hz_count(p->rank, p->dims), is_f32, p->mode, &any, &lo, &hi);
+    fl_quant_init(&Q, p->mode, p->eb, is_f32, any, lo, hi);
+    h5zgpu_status st = fl_encode_cpu(g, &Q, in, out, cap, len);
+    if (st == H5ZGPU_OK) {
+        *eb_abs = Q.eb;
+        *sum = hz_sum(out, *len);
+    }
+    return st;
+}
+
+h5zgpu_status h5zgpu_compress(const h5zgpu_params *p, const void *in, void *out, size_t out_cap,
+                              size_t *out_len, const h5zgpu_exec *exec)
+{
+    hz_target t;
+    fl_geom g;
+    h5zgpu_status st = h5zgpu_params_check(p);
+    if (st != H5ZGPU_OK)
+        return st;
+    if (!in || !out || !out_len)
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "a buffer pointer is NULL");
+    size_t hlen = hz_header_len(p->rank);
+    uint64_t raw = hz_count(p->rank, p->dims) * hz_esize(p->dtype);
+    if (out_cap < hlen + raw)
+        return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL,
+                       "output buffer of %zu bytes is below h5zgpu_compress_bound (%llu)",
+                       out_cap, (unsigned long long)(hlen + raw));
+    if ((st = resolve(exec, &t)) != H5ZGPU_OK)
+        return st;
+    fl_geom_init(&g, p->rank, p->dims);
+
+    hz_header h = {H5ZGPU_FORMAT_VERSION, H5ZGPU_CODEC_FIXED, p->rank, p->dtype, p->mode, p->eb};
+    memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
+    uint8_t *pay = (uint8_t *)out + hlen;
+    uint32_t sum = 0;
+    st = encode_fixed(&t, &g, p, in, pay, raw, &h.payload_len, &h.eb_abs, &sum);
+    if (st == H5ZGPU_E_OUTPUT_TOO_SMALL || (st == H5ZGPU_OK && h.payload_len >= raw)) {
+        /* did not shrink: stored as it came, behind the same header */
+        h.codec = HZ_CODEC_RAW;
+        h.eb_abs = 0;
+        h.payload_len = raw;
+        memcpy(pay, in, raw);
+        sum = hz_sum(pay, raw);
+    } else if (st != H5ZGPU_OK) {
+        return st;
+    }
+    hz_header_write((uint8_t *)out, &h, sum);
+    *out_len = hlen + h.payload_len;
+    return H5ZGPU_OK;
+}
+
+static h5zgpu_status check_sum(const uint8_t *in, const hz_header *h, uint32_t sum)
+{
+    size_t hlen = hz_header_len(h->rank);
+    uint32_t want = hz_get_u32(in + HZ_OFF_CHECKSUM);
+    uint32_t got = hz_checksum(in, hlen, sum, h->payload_len);
+    if (want != got)
+        return hz_fail(H5ZGPU_E_CORRUPT,
+                       "chunk checksum mismatch (stored %08x, computed %08x): the chunk is damaged",
+                       want, got);
+    return H5ZGPU_OK;
+}
+
+static void quant_for_decode(fl_quant *Q, const hz_header *h)
+{
+    fl_quant_init(Q, h->mode == H5ZGPU_MODE_PWREL ? H5ZGPU_MODE_PWREL : H5ZGPU_MODE_ABS, h->eb_abs,
+                  h->dtype == H5ZGPU_FLOAT32, 0, 0, 0);
+}
+
+h5zgpu_status h5zgpu_decompress(const void *in, size_t in_len, void *out, size_t out_cap,
+                                size_t *out_len, const h5zgpu_exec *exec)
+{
+    hz_header h;
+    hz_target t;
+    if (!in || !out || !out_len)
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "a buffer pointer is NULL");
+    const uint8_t *c = (const uint8_t *)in;
+    h5zgpu_status st = hz_header_read(c, in_len, &h);
+    if (st != H5ZGPU_OK)
+        return st;
+    uint64_t raw = hz_count(h.rank, h.dims) * hz_esize(h.dtype);
+    if (out_cap < raw)
+        return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL, "output buffer of %zu bytes, chunk needs %llu",
+                       out_cap, (unsigned long long)raw);
+    if (h.codec == H5ZGPU_CODEC_HUFFMAN)
+        return hz_fail(H5ZGPU_E_UNSUPPORTED, "chunk was written by the Huffman codec (2), which "
+                                             "this build does not have yet");
+    const uint8_t *pay = c + hz_header_len(h.rank);
+    if (h.codec == HZ_CODEC_RAW) {
+        if ((st = check_sum(c, &h, hz_sum(pay, h.payload_len))) != H5ZGPU_OK)
+            return st;
+        memcpy(out, pay, raw);
+        *out_len = raw;
+        return H5ZGPU_OK;
+    }
+    if ((st = resolve(exec, &t)) != H5ZGPU_OK)
+        return st;
+    fl_geom g;
+    fl_geom_init(&g, h.rank, h.dims);
+#ifdef H5ZGPU_HAVE_CUDA
+    if (t.gpu) {
+        uint32_t sum;
+        st = hzc_fixed_decode(&g, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32, pay, 0,
+                              h.payload_len, out, 0, &sum, t.device, NULL);
+        if (st == H5ZGPU_OK)
+            st = check_sum(c, &h, sum);
+        if (!fall_back(&t, st)) {
+            if (st == H5ZGPU_OK)
+                *out_len = raw;
+            return st;
+        }
+    }
+#endif
+    if ((st = check_sum(c, &h, hz_sum(pay, h.payload_len))) != H5ZGPU_OK)
+        return st;
+    fl_quant Q;
+    quant_for_decode(&Q, &h);
+    st = fl_decode_cpu(&g, &Q, pay, h.payload_len, out);
+    if (st == H5ZGPU_E_CORRUPT)
+        return hz_fail(st, "fixed-length payload is malformed (a length, code or offset is out of "
+                           "range)");
+    if (st == H5ZGPU_OK)
+        *out_len = raw;
+    return st;
+}
+
+h5zgpu_status h5zgpu_chunk_info(const void *in, size_t in_len, h5zgpu_info *info)
+{
+    hz_header h;
+    if (!in || !info)
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "a pointer is NULL");
+    h5zgpu_status st = hz_header_read((const uint8_t *)in, in_len, &h);
+    if (st != H5ZGPU_OK)
+        return st;
+    memset(info, 0, sizeof *info);
+    info->format_version = h.version;
+    info->codec = h.codec;
+    info->dtype = h.dtype;
+    info->mode = h.mode;
+    info->eb = h.eb;
+    info->eb_abs = h.eb_abs;
+    info->rank = h.rank;
+    memcpy(info->dims, h.dims, sizeof(uint64_t) * h.rank);
+    info->header_len = hz_header_len(h.rank);
+    info->payload_len = h.payload_len;
+    info->raw_len = hz_count(h.rank, h.dims) * hz_esize(h.dtype);
+    return H5ZGPU_OK;
+}
+
+h5zgpu_status h5zgpu_compress_batch(const h5zgpu_params *p, size_t count, const void *const *in,
+                                    void *const *out, const size_t *out_cap, size_t *out_len,
+                                    const h5zgpu_exec *exec, size_t *done)
+{
+    size_t i = 0;
+    h5zgpu_status st = H5ZGPU_OK;
+    for (; i < count && st == H5ZGPU_OK; i++)
+        st = h5zgpu_compress(p, in[i], out[i], out_cap[i], &out_len[i], exec);
+    if (done)
+        *done = st == H5ZGPU_OK ? i : i - 1;
+    return st;
+}
+
+h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const size_t *in_len,
+                                      void *const *out, const size_t *out_cap, size_t *out_len,
+                                      const h5zgpu_exec *exec, size_t *done)
+{
+    size_t i = 0;
+    h5zgpu_status st = H5ZGPU_OK;
+    for (; i < count && st == H5ZGPU_OK; i++)
+        st = h5zgpu_decompress(in[i], in_len[i], out[i], out_cap[i], &out_len[i], exec);
+    if (done)
+        *done = st == H5ZGPU_OK ? i : i - 1;
+    return st;
+}
+
+#ifdef H5ZGPU_HAVE_CUDA
+h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, void *d_out,
+                                     size_t out_cap, size_t *out_len, int device, void *stream)
+{
+    fl_geom g;
+    h5zgpu_status st = h5zgpu_params_check(p);
+    if (st != H5ZGPU_OK)
+        return st;
+    size_t hlen = hz_header_len(p->rank);
+    uint64_t raw = hz_count(p->rank, p->dims) * hz_esize(p->dtype);
+    if (out_cap < hlen + raw)
+        return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL,
+                       "output buffer of %zu bytes is below h5zgpu_compress_bound (%llu)",
+                       out_cap, (unsigned long long)(hlen + raw));
+    fl_geom_init(&g, p->rank, p->dims);
+    hz_header h = {H5ZGPU_FORMAT_VERSION, H5ZGPU_CODEC_FIXED, p->rank, p->dtype, p->mode, p->eb};
+    memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
+    uint8_t *pay = (uint8_t *)d_out + hlen;
+    uint32_t sum = 0;
+    st = hzc_fixed_encode(&g, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32, d_in, 1, pay, 1, raw,
+                          &h.payload_len, &h.eb_abs, &sum, device, stream);
+    if (st == H5ZGPU_E_OUTPUT_TOO_SMALL || (st == H5ZGPU_OK && h.payload_len >= raw)) {
+        h.codec = HZ_CODEC_RAW;
+        h.eb_abs = 0;
+        h.payload_len = raw;
+        st = hzc_copy(pay, 1, d_in, 1, raw, device, stream);
+        if (st == H5ZGPU_OK)
+            st = hzc_sum(pay, raw, &sum, device, stream);
+    }
+    if (st != H5ZGPU_OK)
+        return st;
+    uint8_t hdr[HZ_HDR_FIXED + 4 * H5ZGPU_MAX_RANK];
+    hz_header_write(hdr, &h, sum);
+    if ((st = hzc_copy(d_out, 1, hdr, 0, hlen, device, stream)) != H5ZGPU_OK)
+        return st;
+    *out_len = hlen + h.payload_len;
+    return H5ZGPU_OK;
+}
+
+h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_out,
+                                       size_t out_cap, size_t *out_len, int device, void *stream)
+{
+    uint8_t hdr[HZ_HDR_FIXED + 4 * H5ZGPU_MAX_RANK];
+    hz_header h;
+    h5zgpu_status st;
+    if (in_len < HZ_HDR_FIXED)
+        return hz_fail(H5ZGPU_E_CORRUPT, "chunk of %zu bytes is shorter than a header", in_len);
+    if ((st = hzc_copy(hdr, 0, d_in, 1, HZ_HDR_FIXED, device, stream)) != H5ZGPU_OK)
+        return st;
+    unsigned rank = hdr[8] <= H5ZGPU_MAX_RANK ? hdr[8] : 0;
+    size_t hlen = hz_header_len(rank);
+    if (in_len >= hlen && rank &&
+        (st = hzc_copy(hdr, 0, d_in, 1, hlen, device, stream)) != H5ZGPU_OK)
+        return st;
+    if ((st = hz_header_parse(hdr, in_len >= hlen ? hlen : in_len, in_len, &h)) != H5ZGPU_OK)
+        return st;
+    uint64_t raw = hz_count(h.rank, h.dims) * hz_esize(h.dtype);
+    if (out_cap < raw)
+        return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL, "output buffer of %zu bytes, chunk needs %llu",
+                       out_cap, (unsigned long long)raw);
+    const uint8_t *pay = (const uint8_t *)d_in + hlen;
+    uint32_t sum = 0;
+    if (h.codec == HZ_CODEC_RAW) {
+        if ((st = hzc_sum(pay, raw, &sum, device, stream)) != H5ZGPU_OK ||
+            (st = check_sum(hdr, &h, sum)) != H5ZGPU_OK)
+            return st;
+        st = hzc_copy(d_out, 1, pay, 1, raw, device, stream);
+    } else if (h.codec == H5ZGPU_CODEC_FIXED) {
+        fl_geom g;
+        fl_geom_init(&g, h.rank, h.dims);
+        st = hzc_fixed_decode(&g, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32, pay, 1,
+                              h.payload_len, d_out, 1, &sum, device, stream);
+        if (st == H5ZGPU_OK)
+            st = check_sum(hdr, &h, sum);
+    } else {
+        st = hz_fail(H5ZGPU_E_UNSUPPORTED, "chunk codec %u is not in this build", h.codec);
+    }
+    if (st == H5ZGPU_OK)
+        *out_len = raw;
+    return st;
+}
+#else
+h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, void *d_out,
+                                     size_t out_cap, size_t *out_len, int device, void *stream)
+{
+    (void)p, (void)d_in, (void)d_out, (void)out_cap, (void)out_len, (void)device, (void)stream;
+    return hz_fail(H5ZGPU_E_UNSUPPORTED, "this h5zgpu was built without CUDA: no device pointers");
+}
+
+h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_out,
+                                       size_t out_cap, size_t *out_len, int device, void *stream)
+{
+    (void)d_in, (void)in_len, (void)d_out, (void)out_cap, (void)out_len, (void)device,
+        (void)stream;
+    return hz_fail(H5ZGPU_E_UNSUPPORTED, "this h5zgpu was built without CUDA: no device pointers");
+}
+#endif

@@ -1,0 +1,53 @@
+/* The chunk header every compressed chunk starts with, and the chunk checksum
+ * (docs/FORMAT.md, "Chunk header"). */
+#ifndef H5ZGPU_CHUNK_H
+#define H5ZGPU_CHUNK_H
+
+#include "h5zgpu.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HZ_HDR_FIXED 40u
+#define HZ_OFF_CHECKSUM 12u
+#define HZ_CODEC_RAW 0u
+
+typedef struct hz_header {
+    unsigned version, codec, rank;
+    h5zgpu_dtype dtype;
+    h5zgpu_mode mode;
+    double eb, eb_abs;
+    uint64_t payload_len;
+    uint64_t dims[H5ZGPU_MAX_RANK];
+} hz_header;
+
+static inline size_t hz_header_len(unsigned rank)
+{
+    return HZ_HDR_FIXED + 4u * rank;
+}
+
+static inline unsigned hz_esize(h5zgpu_dtype t)
+{
+    return t == H5ZGPU_FLOAT64 ? 8u : 4u;
+}
+
+/* Element count of a shape, or 0 if it overflows 2^60. */
+uint64_t hz_count(unsigned rank, const uint64_t *dims);
+
+/* Writes the header with its checksum; payload_sum is hz_sum over the payload. */
+void hz_header_write(uint8_t *out, const hz_header *h, uint32_t payload_sum);
+
+/* Parses and validates a header against the chunk's length. Fills why on failure. */
+h5zgpu_status hz_header_read(const uint8_t *in, size_t len, hz_header *h);
+
+/* The same for a header read apart from its chunk: avail bytes of header at in, the whole chunk
+ * len bytes long (device chunks, whose header is copied to the host alone). */
+h5zgpu_status hz_header_parse(const uint8_t *in, size_t avail, size_t len, hz_header *h);
+
+/* Sum of checksum terms over a byte string (the CPU side of the GPU's reduction). */
+uint32_t hz_sum(const uint8_t *p, uint64_t n);
+
+/* The checksum stored in a header, from the header bytes and the payload's sum. */
+uint32_t hz_checksum(const uint8_t *hdr, size_t hlen, uint32_t payload_sum, uint64_t payload_len);
+
+#endif

@@ -1,0 +1,49 @@
+/* The fixed-length codec (codec 1), CPU reference: the specification the CUDA kernels match
+ * byte for byte. Payload layout: docs/FORMAT.md, "Fixed-length payload". */
+#ifndef H5ZGPU_FIXED_H
+#define H5ZGPU_FIXED_H
+
+#include "fixed_common.h"
+#include "h5zgpu.h"
+
+#include <stddef.h>
+
+/* Offsets of the payload's fixed-position parts. */
+#define FL_OFF_BASE 0
+#define FL_OFF_MASKS 8
+
+/* Folds a chunk shape to 3-D (unit dimensions dropped, leading ones merged) and lays the block
+ * grid over it. Returns 0 on success, -1 if the shape is empty. */
+int fl_geom_init(fl_geom *g, unsigned rank, const uint64_t *dims);
+
+/* Bytes before the block headers: base, tile masks, tile predictors. */
+static inline uint64_t fl_tables_size(const fl_geom *g)
+{
+    return FL_OFF_MASKS + 5u * g->ntiles;
+}
+
+/* Largest payload the encoder can produce: every block raw. */
+uint64_t fl_payload_bound(const fl_geom *g, unsigned esize);
+
+/* The quantiser for a chunk from its statistics (fl_stats_cpu or the GPU's reduction):
+ * lo/hi are the smallest and largest finite values (ABS/REL) or the smallest log2-like
+ * magnitude of the non-zero finite values (PWREL, in lo); any = 0 when there is none. */
+void fl_quant_init(fl_quant *Q, h5zgpu_mode mode, double eb, int is_f32, int any, double lo,
+                   double hi);
+
+/* Statistics of the chunk that fl_quant_init needs, on the CPU. */
+void fl_stats_cpu(const void *in, uint64_t n, int is_f32, h5zgpu_mode mode, int *any, double *lo,
+                  double *hi);
+
+/* Encodes into out[0..cap); returns H5ZGPU_E_OUTPUT_TOO_SMALL when the payload would not fit
+ * (the caller then stores the chunk raw). */
+h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in, uint8_t *out,
+                            uint64_t cap, uint64_t *len);
+
+/* Decodes a payload of exactly len bytes into n elements; every length, code and offset is
+ * checked before use (H5ZGPU_E_CORRUPT). Q supplies eb_abs from the chunk header; the base
+ * comes from the payload. */
+h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, uint64_t len,
+                            void *out);
+
+#endif

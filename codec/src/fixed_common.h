@@ -1,0 +1,233 @@
+/* The fixed-length codec's arithmetic, shared verbatim by the CPU reference (fixed_cpu.c) and
+ * the CUDA kernels (cuda/fixed_kernels.cu): quantiser, predictors, block sizes and block
+ * payload coding. docs/FORMAT.md describes the bytes these functions produce. */
+#ifndef H5ZGPU_FIXED_COMMON_H
+#define H5ZGPU_FIXED_COMMON_H
+
+#include "portable.h"
+
+/* 64 values a block: the widest plane that is one 64-bit word. Shapes by dimensionality:
+ * 4x4x4, 8x8, 64. Measured on Nyx-like 512^3 fields, 4x4x4 blocks beat 1-D runs by 10-40%. */
+#define FL_BLOCK 64
+/* Blocks a tile: a tile shares one 32-bit mask of non-empty blocks and one predictor choice. */
+#define FL_TILE 32
+/* |q| limit: 3-D Lorenzo sums 8 terms, so residual magnitudes stay below 2^31 and fit 32
+ * planes; the corner's zigzag code fits 4 bytes. Larger values make their block raw. */
+#define FL_QMAX 268435456.0
+#define FL_MAX_PLANES 32
+#define FL_HDR_RAW 63u          /* header byte of a block stored raw */
+#define FL_SPARSE_BASE 32u      /* header codes 33..62: sparse block of (code - 32) entries */
+#define FL_SPARSE_MAX 30u
+#define FL_NPRED 3
+
+enum fl_predictor {
+    FL_PRED_LORENZO = 0,  /* Lorenzo over the block's dimensions */
+    FL_PRED_CHAIN = 1,    /* each value from the one before it along x, rows from rows */
+    FL_PRED_PLANAR = 2    /* 2-D Lorenzo in each z-plane, planes chained (3-D blocks only) */
+};
+
+/* A chunk folded to at most 3 dimensions, and its block grid. */
+typedef struct fl_geom {
+    uint64_t nz, ny, nx;
+    unsigned dim;             /* 1, 2 or 3: the number of non-unit dimensions, capped */
+    unsigned bz, by, bx;      /* block shape */
+    uint64_t gbz, gby, gbx;   /* blocks along each axis */
+    uint64_t nblocks, ntiles;
+} fl_geom;
+
+/* The quantiser's constants for one chunk. */
+typedef struct fl_quant {
+    int pwrel;       /* 0: ABS and REL (x' = base + q*2eb); 1: PWREL (log-like domain) */
+    int is_f32;
+    double base;     /* ABS/REL: smallest finite value; PWREL: smallest log2-like |x| */
+    double eb;       /* ABS/REL: the absolute bound; PWREL: the relative bound */
+    double twoeb;
+    double inv2eb;   /* 1/(2eb), or 0 when eb == 0 (every value must then equal base) */
+} fl_quant;
+
+HZ_HD unsigned fl_npred(const fl_geom *g)
+{
+    return g->dim == 3 ? 3u : (g->dim == 2 ? 2u : 1u);
+}
+
+/* Piecewise-linear log2 (Mitchell): |x| = m 2^e, m in [1,2) -> e + (m - 1). Exact in binary,
+ * monotone, and d|x|/|x| <= d(value): a step of eb in this domain moves |x| by at most a
+ * factor eb, so PWREL needs no transcendental function and both executors agree bit for bit. */
+HZ_HD double fl_log2lin(double a)
+{
+    int e;
+    double f = frexp(a, &e);   /* a = f 2^e, f in [0.5, 1) */
+    return hz_add((double)(e - 1), hz_sub(hz_mul(2.0, f), 1.0));
+}
+
+HZ_HD double fl_exp2lin(double v)
+{
+    double e = floor(v);
+    return ldexp(hz_add(1.0, hz_sub(v, e)), (int)e);
+}
+
+/* Reconstruction of quantisation code q, rounded to the element type. */
+HZ_HD double fl_reconstruct(const fl_quant *Q, int64_t q)
+{
+    double r;
+    if (!Q->pwrel) {
+        r = hz_add(Q->base, hz_mul((double)q, Q->twoeb));
+    } else if (q == 0) {
+        r = 0.0;
+    } else {
+        double t = hz_mul((double)q, Q->twoeb);
+        double mag = fl_exp2lin(hz_add(hz_sub(t < 0 ? -t : t, 1.0), Q->base));
+        r = t < 0 ? -mag : mag;
+    }
+    return Q->is_f32 ? hz_to_f32(r) : r;
+}
+
+/* Quantises x; returns 0 when the value cannot be coded within the bound (NaN, Inf, past the
+ * quantiser's range, or a reconstruction that misses the bound in double precision). */
+HZ_HD int fl_quantize(const fl_quant *Q, double x, int64_t *q)
+{
+    double t, err, lim;
+    if (!Q->pwrel) {
+        t = hz_mul(hz_sub(x, Q->base), Q->inv2eb);
+        lim = Q->eb;
+    } else {
+        if (x == 0.0) {
+            *q = 0;
+            return 1;
+        }
+        if (!hz_is_finite(x))
+            return 0;
+        double a = x < 0 ? -x : x;
+        double T = hz_add(hz_sub(fl_log2lin(a), Q->base), 1.0);
+        t = hz_mul(x < 0 ? -T : T, Q->inv2eb);
+        lim = hz_mul(Q->eb, a);
+    }
+    if (!(t <= FL_QMAX && t >= -FL_QMAX))
+        return 0;
+    *q = (int64_t)rint(t);
+    err = hz_sub(fl_reconstruct(Q, *q), x);
+    if (err < 0)
+        err = -err;
+    return err <= lim;
+}
+
+/* Prediction of element e of a block from the elements before it (q holds the block's codes in
+ * block order; positions outside the block count as 0). residual = q[e] - prediction. */
+HZ_HD int64_t fl_predict(unsigned pred, unsigned by, unsigned bx, const int64_t *q, unsigned e)
+{
+    unsigned x = e % bx, y = (e / bx) % by, z = e / (bx * by);
+    /* unsigned arithmetic: codes decoded from a damaged chunk may wrap, which must not be UB */
+#define FLQ(zz, yy, xx) ((uint64_t)q[((zz) * by + (yy)) * bx + (xx)])
+    uint64_t p = 0;
+    if (pred == FL_PRED_LORENZO) {
+        if (x) p += FLQ(z, y, x - 1);
+        if (y) p += FLQ(z, y - 1, x);
+        if (z) p += FLQ(z - 1, y, x);
+        if (x && y) p -= FLQ(z, y - 1, x - 1);
+        if (x && z) p -= FLQ(z - 1, y, x - 1);
+        if (y && z) p -= FLQ(z - 1, y - 1, x);
+        if (x && y && z) p += FLQ(z - 1, y - 1, x - 1);
+    } else if (pred == FL_PRED_CHAIN || (x == 0 && y == 0)) {
+        if (x) p = FLQ(z, y, x - 1);
+        else if (y) p = FLQ(z, y - 1, 0);
+        else if (z) p = FLQ(z - 1, 0, 0);
+    } else { /* planar */
+        if (x) p += FLQ(z, y, x - 1);
+        if (y) p += FLQ(z, y - 1, x);
+        if (x && y) p -= FLQ(z, y - 1, x - 1);
+    }
+#undef FLQ
+    return (int64_t)p;
+}
+
+HZ_HD uint64_t fl_zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+HZ_HD int64_t fl_unzigzag(uint64_t u)
+{
+    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/* Outlier width code of the corner residual: 0, 1, 2 or 4 bytes of its zigzag code. */
+HZ_HD unsigned fl_wcode(int64_t r0)
+{
+    uint64_t z = fl_zigzag(r0);
+    return z == 0 ? 0u : (z < 256u ? 1u : (z < 65536u ? 2u : 3u));
+}
+
+HZ_HD unsigned fl_wbytes(unsigned wcode)
+{
+    return wcode == 3u ? 4u : wcode;
+}
+
+HZ_HD unsigned fl_bitlen(uint64_t v)
+{
+    unsigned n = 0;
+    while (v) {
+        n++;
+        v >>= 1;
+    }
+    return n;
+}
+
+/* Summary of one block's residuals: what decides its header byte and size. */
+typedef struct fl_block_stat {
+    uint64_t maxmag;   /* largest |r| over elements 1..63 */
+    unsigned nnz;      /* non-zero residuals over elements 1..63 */
+    int64_t r0;        /* corner residual */
+} fl_block_stat;
+
+/* Header byte of a coded (not raw) block; 0 means the block is empty. */
+HZ_HD unsigned fl_block_header(const fl_block_stat *s)
+{
+    unsigned w = fl_wcode(s->r0);
+    unsigned L = fl_bitlen(s->maxmag);
+    unsigned code = L;
+    /* sparse form: 1 byte per non-zero residual of magnitude 1 or 2, when that is smaller */
+    if (L > 0 && s->maxmag <= 2 && s->nnz <= FL_SPARSE_MAX && s->nnz < 8u * (L + 1))
+        code = FL_SPARSE_BASE + s->nnz;
+    return code | (w << 6);
+}
+
+/* Payload bytes that follow a header byte (valid for any byte that passed fl_header_valid). */
+HZ_HD uint64_t fl_block_payload_size(unsigned hdr, uint64_t nvalid, unsigned esize)
+{
+    unsigned code = hdr & 63u;
+    if (code == FL_HDR_RAW)
+        return nvalid * esize;
+    uint64_t n = fl_wbytes(hdr >> 6);
+    if (code > FL_SPARSE_BASE)
+        return n + (code - FL_SPARSE_BASE);
+    return n + (code ? 8u * (code + 1u) : 0u);
+}
+
+HZ_HD int fl_header_valid(unsigned hdr)
+{
+    unsigned code = hdr & 63u;
+    if (hdr == 0)
+        return 0;
+    if (code == FL_HDR_RAW)
+        return (hdr >> 6) == 0;
+    return code <= FL_MAX_PLANES || (code > FL_SPARSE_BASE && code < FL_HDR_RAW);
+}
+
+/* Block b's origin and the number of its elements inside the chunk. */
+HZ_HD void fl_block_origin(const fl_geom *g, uint64_t b, uint64_t *z0, uint64_t *y0, uint64_t *x0)
+{
+    uint64_t bx = b % g->gbx, t = b / g->gbx;
+    *x0 = bx * g->bx;
+    *y0 = (t % g->gby) * g->by;
+    *z0 = (t / g->gby) * g->bz;
+}
+
+HZ_HD uint64_t fl_block_nvalid(const fl_geom *g, uint64_t z0, uint64_t y0, uint64_t x0)
+{
+    uint64_t ez = g->nz - z0 < g->bz ? g->nz - z0 : g->bz;
+    uint64_t ey = g->ny - y0 < g->by ? g->ny - y0 : g->by;
+    uint64_t ex = g->nx - x0 < g->bx ? g->nx - x0 : g->bx;
+    return ez * ey * ex;
+}
+
+#endif
