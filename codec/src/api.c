@@ -156,6 +156,7 @@ static h5zgpu_status resolve(const h5zgpu_exec *given, hz_target *t)
     return H5ZGPU_OK;
 }
 
+#ifdef H5ZGPU_HAVE_CUDA
 /* A GPU failure is either final (GPU required) or a reason to redo the work on the CPU. */
 static int fall_back(const hz_target *t, h5zgpu_status st)
 {
@@ -166,6 +167,7 @@ static int fall_back(const hz_target *t, h5zgpu_status st)
                  h5zgpu_last_error());
     return 1;
 }
+#endif
 
 static h5zgpu_status encode_fixed(const hz_target *t, const fl_geom *g, const h5zgpu_params *p,
                                   const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
@@ -218,7 +220,8 @@ h5zgpu_status h5zgpu_compress(const h5zgpu_params *p, const void *in, void *out,
         return st;
     fl_geom_init(&g, p->rank, p->dims);
 
-    hz_header h = {H5ZGPU_FORMAT_VERSION, H5ZGPU_CODEC_FIXED, p->rank, p->dtype, p->mode, p->eb};
+    hz_header h = {.version = H5ZGPU_FORMAT_VERSION, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
+                   .dtype = p->dtype, .mode = p->mode, .eb = p->eb};
     memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
     uint8_t *pay = (uint8_t *)out + hlen;
     uint32_t sum = 0;
@@ -377,7 +380,8 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
                        "output buffer of %zu bytes is below h5zgpu_compress_bound (%llu)",
                        out_cap, (unsigned long long)(hlen + raw));
     fl_geom_init(&g, p->rank, p->dims);
-    hz_header h = {H5ZGPU_FORMAT_VERSION, H5ZGPU_CODEC_FIXED, p->rank, p->dtype, p->mode, p->eb};
+    hz_header h = {.version = H5ZGPU_FORMAT_VERSION, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
+                   .dtype = p->dtype, .mode = p->mode, .eb = p->eb};
     memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
     uint8_t *pay = (uint8_t *)d_out + hlen;
     uint32_t sum = 0;
