@@ -19,6 +19,10 @@
 #define FL_SPARSE_BASE 32u      /* header codes 33..62: sparse block of (code - 32) entries */
 #define FL_SPARSE_MAX 30u
 #define FL_NPRED 4
+/* Bit 7 of a tile's predictor byte: block corners are coded as differences from the corner of
+ * the tile's previous coded block (+1-3% on the Nyx-like velocities, which have large, slowly
+ * varying values); clear, each corner is coded as it is (better on densities). */
+#define FL_TILE_CORNER_DELTA 0x80u
 
 /* Ids are ordered so that the predictors a dimensionality allows are 0..fl_npred()-1. Each
  * earns its place on the Nyx-like fields: chain on smooth velocities, mean on noisy

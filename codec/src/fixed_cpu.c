@@ -59,7 +59,8 @@ void fl_quant_init(fl_quant *Q, h5zgpu_mode mode, double eb, int is_f32, int any
     memset(Q, 0, sizeof *Q);
     Q->pwrel = mode == H5ZGPU_MODE_PWREL;
     Q->is_f32 = is_f32;
-    Q->base = any ? lo : 0.0;
+    /* ABS/REL: the finite value nearest 0 keeps codes small for fields centred on 0 */
+    Q->base = !any ? 0.0 : (mode == H5ZGPU_MODE_PWREL || lo > 0 ? lo : (hi < 0 ? hi : 0.0));
     Q->eb = eb;
     if (mode == H5ZGPU_MODE_REL)
         Q->eb = any ? eb * (hi - lo) : 0.0;
@@ -177,46 +178,57 @@ typedef struct tile_sum {
     uint64_t hdr_off, off;    /* exclusive prefix sums */
 } tile_sum;
 
-/* Pass A: choose the tile's predictor and each block's header byte. */
+/* Pass A: choose the tile's predictor and corner mode, and each block's header byte. */
 static void analyse_tile(const fl_geom *g, const fl_quant *Q, const void *in, uint64_t t,
                          unsigned esize, uint8_t *hdrs, tile_sum *ts)
 {
     double v[FL_BLOCK];
     unsigned char valid[FL_BLOCK];
     int64_t q[FL_BLOCK], r[FL_BLOCK];
-    unsigned np = fl_npred(g), hdr[FL_NPRED][FL_TILE];
-    uint64_t cost[FL_NPRED] = {0}, size[FL_NPRED][FL_TILE];
+    unsigned np = fl_npred(g), hdr[FL_NPRED][2][FL_TILE];
+    uint64_t cost[FL_NPRED][2] = {{0}}, size[FL_NPRED][2][FL_TILE];
+    int64_t prev = 0; /* corner of the previous coded block */
     uint64_t b0 = t * FL_TILE, nb = g->nblocks - b0 < FL_TILE ? g->nblocks - b0 : FL_TILE;
 
     for (uint64_t i = 0; i < nb; i++) {
         uint64_t nvalid = load_block(g, in, Q->is_f32, b0 + i, v, valid);
         int ok = quantize_block(Q, v, valid, q);
         for (unsigned p = 0; p < np; p++) {
-            if (ok) {
-                fl_block_stat s;
+            fl_block_stat s;
+            if (ok)
                 residuals(g, p, q, valid, r, &s);
-                hdr[p][i] = fl_block_header(&s);
-            } else {
-                hdr[p][i] = FL_HDR_RAW;
+            for (unsigned m = 0; m < 2; m++) {
+                if (ok) {
+                    s.r0 = m ? (int64_t)((uint64_t)q[0] - (uint64_t)prev) : q[0];
+                    hdr[p][m][i] = fl_block_header(&s);
+                } else {
+                    hdr[p][m][i] = FL_HDR_RAW;
+                }
+                size[p][m][i] =
+                    hdr[p][m][i] ? 1 + fl_block_payload_size(hdr[p][m][i], nvalid, esize) : 0;
+                cost[p][m] += size[p][m][i];
             }
-            size[p][i] = hdr[p][i] ? 1 + fl_block_payload_size(hdr[p][i], nvalid, esize) : 0;
-            cost[p] += size[p][i];
         }
+        if (ok)
+            prev = q[0];
     }
-    unsigned best = 0;
-    for (unsigned p = 1; p < np; p++)
-        if (cost[p] < cost[best])
-            best = p;
-    ts->pred = (uint8_t)best;
+    unsigned bp = 0, bm = 0;
+    for (unsigned p = 0; p < np; p++)
+        for (unsigned m = 0; m < 2; m++)
+            if (cost[p][m] < cost[bp][bm]) {
+                bp = p;
+                bm = m;
+            }
+    ts->pred = (uint8_t)(bp | (bm ? FL_TILE_CORNER_DELTA : 0u));
     ts->mask = 0;
     ts->nhdr = 0;
     ts->bytes = 0;
     for (uint64_t i = 0; i < nb; i++) {
-        hdrs[b0 + i] = (uint8_t)hdr[best][i];
-        if (hdr[best][i]) {
+        hdrs[b0 + i] = (uint8_t)hdr[bp][bm][i];
+        if (hdr[bp][bm][i]) {
             ts->mask |= 1u << i;
             ts->nhdr++;
-            ts->bytes += size[best][i] - 1;
+            ts->bytes += size[bp][bm][i] - 1;
         }
     }
 }
@@ -230,12 +242,14 @@ static void write_tile(const fl_geom *g, const fl_quant *Q, const void *in, uint
     unsigned char valid[FL_BLOCK];
     int64_t q[FL_BLOCK], r[FL_BLOCK];
     uint8_t *h = hdr_out + ts->hdr_off, *p = pay_out + ts->off;
-    uint64_t b0 = t * FL_TILE;
-    for (unsigned i = 0; i < FL_TILE; i++) {
-        if (!(ts->mask >> i & 1u))
-            continue;
+    uint64_t b0 = t * FL_TILE, nb = g->nblocks - b0 < FL_TILE ? g->nblocks - b0 : FL_TILE;
+    unsigned pred = ts->pred & ~FL_TILE_CORNER_DELTA, delta = ts->pred >> 7;
+    int64_t prev = 0; /* corner of the previous coded block */
+    for (unsigned i = 0; i < nb; i++) {
         uint64_t b = b0 + i;
         unsigned hdr = hdrs[b];
+        if (hdr == 0) /* empty: a delta-coded corner repeats the previous one */
+            continue;
         *h++ = (uint8_t)hdr;
         load_block(g, in, Q->is_f32, b, v, valid);
         if (hdr == FL_HDR_RAW) {
@@ -253,7 +267,10 @@ static void write_tile(const fl_geom *g, const fl_quant *Q, const void *in, uint
         } else {
             fl_block_stat s;
             quantize_block(Q, v, valid, q);
-            residuals(g, ts->pred, q, valid, r, &s);
+            residuals(g, pred, q, valid, r, &s);
+            if (delta)
+                r[0] = (int64_t)((uint64_t)q[0] - (uint64_t)prev);
+            prev = q[0];
             p = write_block(p, hdr, r);
         }
     }
@@ -340,9 +357,10 @@ static h5zgpu_status read_block(const uint8_t *p, unsigned hdr, int64_t r[FL_BLO
 static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t, uint32_t mask,
                                  unsigned pred, const uint8_t *h, const uint8_t *p, void *out)
 {
-    unsigned esize = Q->is_f32 ? 4u : 8u;
-    int64_t q[FL_BLOCK], r[FL_BLOCK];
+    unsigned esize = Q->is_f32 ? 4u : 8u, delta = pred >> 7;
+    int64_t q[FL_BLOCK], r[FL_BLOCK], prev = 0;
     uint64_t b0 = t * FL_TILE, nb = g->nblocks - b0 < FL_TILE ? g->nblocks - b0 : FL_TILE;
+    pred &= ~FL_TILE_CORNER_DELTA;
     for (uint64_t i = 0; i < nb; i++) {
         uint64_t b = b0 + i, z0, y0, x0;
         unsigned hdr = 0;
@@ -368,8 +386,11 @@ static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t
         } else {
             memset(r, 0, sizeof r);
         }
+        if (delta)
+            r[0] = (int64_t)((uint64_t)r[0] + (uint64_t)prev);
         for (unsigned e = 0; e < FL_BLOCK; e++)
             q[e] = (int64_t)((uint64_t)r[e] + (uint64_t)fl_predict(pred, g->by, g->bx, q, e));
+        prev = q[0];
         for (unsigned e = 0; e < FL_BLOCK; e++) {
             uint64_t x = x0 + e % g->bx, y = y0 + (e / g->bx) % g->by, z = z0 + e / (g->bx * g->by);
             if (x >= g->nx || y >= g->ny || z >= g->nz)
@@ -404,7 +425,7 @@ h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, ui
         uint64_t nb = g->nblocks - t * FL_TILE < FL_TILE ? g->nblocks - t * FL_TILE : FL_TILE;
         ts[t].mask = hz_get_u32(in + FL_OFF_MASKS + 4 * t);
         ts[t].pred = in[FL_OFF_MASKS + 4 * g->ntiles + t];
-        if (ts[t].pred >= np || (nb < FL_TILE && (ts[t].mask >> nb) != 0))
+        if ((ts[t].pred & ~FL_TILE_CORNER_DELTA) >= np || (nb < FL_TILE && (ts[t].mask >> nb) != 0))
             goto done;
         ts[t].hdr_off = nhdr;
         ts[t].nhdr = (uint64_t)__builtin_popcount(ts[t].mask);
