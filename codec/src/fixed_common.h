@@ -71,6 +71,8 @@ HZ_HD double fl_log2lin(double a)
 HZ_HD double fl_exp2lin(double v)
 {
     double e = floor(v);
+    /* codes from a damaged chunk may ask for any exponent: keep the int conversion defined */
+    e = e > 4096.0 ? 4096.0 : (e < -4096.0 ? -4096.0 : e);
     return ldexp(hz_add(1.0, hz_sub(v, e)), (int)e);
 }
 
@@ -121,9 +123,9 @@ HZ_HD int fl_quantize(const fl_quant *Q, double x, int64_t *q)
 
 /* Prediction of element e of a block from the elements before it (q holds the block's codes in
  * block order; positions outside the block count as 0). residual = q[e] - prediction. */
-HZ_HD int64_t fl_predict(unsigned pred, unsigned by, unsigned bx, const int64_t *q, unsigned e)
+HZ_HD int64_t fl_predict_at(unsigned pred, unsigned by, unsigned bx, const int64_t *q, unsigned z,
+                            unsigned y, unsigned x)
 {
-    unsigned x = e % bx, y = (e / bx) % by, z = e / (bx * by);
     /* unsigned arithmetic: codes decoded from a damaged chunk may wrap, which must not be UB */
 #define FLQ(zz, yy, xx) ((uint64_t)q[((zz) * by + (yy)) * bx + (xx)])
     uint64_t p = 0;
@@ -156,6 +158,12 @@ HZ_HD int64_t fl_predict(unsigned pred, unsigned by, unsigned bx, const int64_t 
     }
 #undef FLQ
     return (int64_t)p;
+}
+
+/* The same for element e = (z by + y) bx + x. */
+HZ_HD int64_t fl_predict(unsigned pred, unsigned by, unsigned bx, const int64_t *q, unsigned e)
+{
+    return fl_predict_at(pred, by, bx, q, e / (bx * by), (e / bx) % by, e % bx);
 }
 
 HZ_HD uint64_t fl_zigzag(int64_t v)

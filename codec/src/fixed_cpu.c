@@ -118,16 +118,21 @@ static void residuals(const fl_geom *g, unsigned pred, const int64_t q[FL_BLOCK]
                       const unsigned char valid[FL_BLOCK], int64_t r[FL_BLOCK],
                       fl_block_stat *s)
 {
+    unsigned e = 0;
     s->maxmag = 0;
     s->nnz = 0;
-    for (unsigned e = 0; e < FL_BLOCK; e++) {
-        r[e] = valid[e] ? (int64_t)((uint64_t)q[e] - (uint64_t)fl_predict(pred, g->by, g->bx, q, e)) : 0;
-        if (e > 0 && r[e]) {
-            uint64_t m = r[e] < 0 ? (uint64_t)-r[e] : (uint64_t)r[e];
-            s->maxmag = m > s->maxmag ? m : s->maxmag;
-            s->nnz++;
-        }
-    }
+    for (unsigned z = 0; z < g->bz; z++)
+        for (unsigned y = 0; y < g->by; y++)
+            for (unsigned x = 0; x < g->bx; x++, e++) {
+                r[e] = valid[e] ? (int64_t)((uint64_t)q[e] -
+                                            (uint64_t)fl_predict_at(pred, g->by, g->bx, q, z, y, x))
+                                : 0;
+                if (e > 0 && r[e]) {
+                    uint64_t m = r[e] < 0 ? (uint64_t)-r[e] : (uint64_t)r[e];
+                    s->maxmag = m > s->maxmag ? m : s->maxmag;
+                    s->nnz++;
+                }
+            }
     s->r0 = r[0];
 }
 
@@ -194,7 +199,7 @@ static void analyse_tile(const fl_geom *g, const fl_quant *Q, const void *in, ui
         uint64_t nvalid = load_block(g, in, Q->is_f32, b0 + i, v, valid);
         int ok = quantize_block(Q, v, valid, q);
         for (unsigned p = 0; p < np; p++) {
-            fl_block_stat s;
+            fl_block_stat s = {0, 0, 0};
             if (ok)
                 residuals(g, p, q, valid, r, &s);
             for (unsigned m = 0; m < 2; m++) {
@@ -388,8 +393,11 @@ static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t
         }
         if (delta)
             r[0] = (int64_t)((uint64_t)r[0] + (uint64_t)prev);
-        for (unsigned e = 0; e < FL_BLOCK; e++)
-            q[e] = (int64_t)((uint64_t)r[e] + (uint64_t)fl_predict(pred, g->by, g->bx, q, e));
+        for (unsigned z = 0, e = 0; z < g->bz; z++)
+            for (unsigned y = 0; y < g->by; y++)
+                for (unsigned x = 0; x < g->bx; x++, e++)
+                    q[e] = (int64_t)((uint64_t)r[e] +
+                                     (uint64_t)fl_predict_at(pred, g->by, g->bx, q, z, y, x));
         prev = q[0];
         for (unsigned e = 0; e < FL_BLOCK; e++) {
             uint64_t x = x0 + e % g->bx, y = y0 + (e / g->bx) % g->by, z = z0 + e / (g->bx * g->by);
