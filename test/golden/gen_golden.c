@@ -1,0 +1,51 @@
+/* Writes the golden chunks and expected.txt into a directory (test/golden/ in the source tree):
+ *   gen_golden DIR
+ * Run only to add a case; the chunks of existing cases must never change. */
+#include "cases.h"
+
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: gen_golden DIR\n");
+        return 2;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", argv[1], GOLDEN_EXPECTED);
+    FILE *list = fopen(path, "w");
+    if (!list) {
+        perror(path);
+        return 1;
+    }
+    fprintf(list, "# name input-fnv1a64 decoded-fnv1a64 (made by gen_golden.c)\n");
+    int rc = 0;
+    for (size_t i = 0; i < golden_count && rc == 0; i++) {
+        const golden_case *c = &golden_cases[i];
+        size_t n = (size_t)tu_count(&c->params), raw = n * tu_esize(c->params.dtype);
+        size_t cap = h5zgpu_compress_bound(&c->params), len = 0, outlen = 0;
+        void *in = malloc(raw), *back = malloc(raw), *chunk = malloc(cap);
+        tu_fill(c->params.dtype, n, c->pattern, c->seed, in);
+        h5zgpu_exec cpu = {.kind = H5ZGPU_EXEC_CPU};
+        if (h5zgpu_compress(&c->params, in, chunk, cap, &len, &cpu) != H5ZGPU_OK ||
+            h5zgpu_decompress(chunk, len, back, raw, &outlen, &cpu) != H5ZGPU_OK) {
+            fprintf(stderr, "%s: %s\n", c->name, h5zgpu_last_error());
+            rc = 1;
+        } else {
+            snprintf(path, sizeof path, "%s/%s.h5zg", argv[1], c->name);
+            FILE *f = fopen(path, "wb");
+            if (!f || fwrite(chunk, 1, len, f) != len || fclose(f) != 0) {
+                perror(path);
+                rc = 1;
+            }
+            fprintf(list, "%s %016llx %016llx\n", c->name,
+                    (unsigned long long)tu_fnv1a(in, raw), (unsigned long long)tu_fnv1a(back, raw));
+        }
+        free(in);
+        free(back);
+        free(chunk);
+    }
+    if (fclose(list) != 0)
+        rc = 1;
+    return rc;
+}

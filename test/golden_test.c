@@ -1,0 +1,93 @@
+/* Golden chunks (test/golden/): each must still decode to the same values, and today's encoder
+ * must still write the same bytes, on whichever executor H5ZGPU_DEVICE picks. */
+#include "golden/cases.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    long size;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)size)) && fread(buf, 1, (size_t)size, f) == (size_t)size) {
+        *len = (size_t)size;
+    } else {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* The expected hashes of one case from expected.txt; 0 when it is not listed. */
+static int expected(const char *dir, const char *name, unsigned long long *in_hash,
+                    unsigned long long *out_hash)
+{
+    char path[4096], line[512], got[256];
+    snprintf(path, sizeof path, "%s/%s", dir, GOLDEN_EXPECTED);
+    FILE *f = fopen(path, "r");
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = sscanf(line, "%255s %llx %llx", got, in_hash, out_hash) == 3 &&
+                strcmp(got, name) == 0;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static void check_case(const char *dir, const golden_case *c)
+{
+    char path[4096], why[256];
+    unsigned long long in_hash = 0, out_hash = 0;
+    size_t n = (size_t)tu_count(&c->params), raw = n * tu_esize(c->params.dtype);
+    size_t cap = h5zgpu_compress_bound(&c->params), len = 0, glen = 0;
+    snprintf(path, sizeof path, "%s/%s.h5zg", dir, c->name);
+    uint8_t *golden = read_file(path, &glen);
+    void *in = malloc(raw), *back = malloc(raw), *chunk = malloc(cap);
+    tu_expect(golden != NULL, "%s: cannot read %s", c->name, path);
+    tu_expect(expected(dir, c->name, &in_hash, &out_hash), "%s: not listed in %s", c->name,
+              GOLDEN_EXPECTED);
+    if (!golden)
+        goto done;
+    tu_fill(c->params.dtype, n, c->pattern, c->seed, in);
+    tu_expect(tu_fnv1a(in, raw) == in_hash, "%s: the input generator changed", c->name);
+
+    h5zgpu_info info;
+    h5zgpu_status st = h5zgpu_chunk_info(golden, glen, &info);
+    tu_expect(st == H5ZGPU_OK && info.format_version == 1 && info.raw_len == raw,
+              "%s: header unreadable or not format version 1 (%s)", c->name,
+              h5zgpu_last_error());
+    st = h5zgpu_decompress(golden, glen, back, raw, &len, NULL);
+    tu_expect(st == H5ZGPU_OK && len == raw && tu_fnv1a(back, raw) == out_hash,
+              "%s: golden chunk decodes differently (%s)", c->name,
+              st == H5ZGPU_OK ? "other values" : h5zgpu_last_error());
+    if (st == H5ZGPU_OK) {
+        size_t misses = tu_check_bound(c->params.dtype, c->params.mode, c->params.eb, in, back, n,
+                                       why, sizeof why);
+        tu_expect(misses == 0, "%s: %zu values miss the bound; first: %s", c->name, misses, why);
+    }
+    st = h5zgpu_compress(&c->params, in, chunk, cap, &len, NULL);
+    tu_expect(st == H5ZGPU_OK && len == glen && memcmp(chunk, golden, glen) == 0,
+              "%s: the encoder no longer writes the golden bytes (%zu vs %zu bytes)", c->name, len,
+              glen);
+done:
+    free(golden);
+    free(in);
+    free(back);
+    free(chunk);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: golden_test GOLDEN_DIR\n");
+        return 2;
+    }
+    for (size_t i = 0; i < golden_count; i++)
+        check_case(argv[1], &golden_cases[i]);
+    return tu_done("golden");
+}

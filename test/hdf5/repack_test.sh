@@ -1,0 +1,28 @@
+#!/bin/sh
+# h5repack and h5dump with the plugin (HDF5_PLUGIN_PATH set by ctest):
+#   repack_test.sh H5_FILTER_TEST H5REPACK H5DUMP WORKDIR
+set -eu
+tool=$1 h5repack=$2 h5dump=$3 work=$4
+fail() { echo "FAIL: $*"; exit 1; }
+
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+"$tool" make-input in.h5
+set -- $("$tool" eb-words 1e-3)
+lo=$1 hi=$2
+
+"$h5repack" -f UD=33900,0,4,1,0,"$lo","$hi" in.h5 out.h5 || fail "h5repack -f UD=33900,... failed"
+"$h5dump" -pH out.h5 > dump.txt || fail "h5dump -pH out.h5 failed"
+grep -q "FILTER_ID 33900" dump.txt || fail "h5dump does not show filter 33900"
+grep -q "COMMENT h5zgpu" dump.txt || fail "h5dump does not name the filter h5zgpu"
+[ "$(wc -c < out.h5)" -lt "$(wc -c < in.h5)" ] || fail "out.h5 is not smaller than in.h5"
+
+"$h5repack" -f NONE out.h5 back.h5 || fail "h5repack -f NONE failed"
+"$tool" compare in.h5 back.h5 1e-3 || fail "values restored by h5repack -f NONE miss ABS 1e-3"
+
+# a damaged stored chunk: h5dump must exit non-zero with our message on the error stack
+"$tool" corrupt corrupt.h5 > /dev/null || fail "could not make corrupt.h5"
+if "$h5dump" --enable-error-stack corrupt.h5 > /dev/null 2> dump_err.txt; then
+    fail "h5dump read a damaged chunk without error"
+fi
+grep -q "h5zgpu: cannot decompress a chunk" dump_err.txt || fail "h5dump's error stack lacks our message"
+echo "repack_test: ok"

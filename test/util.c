@@ -1,0 +1,217 @@
+#include "util.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+static unsigned failures, checks;
+
+void tu_expect(int ok, const char *fmt, ...)
+{
+    checks++;
+    if (ok)
+        return;
+    /* the first failures say enough; a broken codec would otherwise print thousands */
+    if (failures++ < 20) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("FAIL: ", stdout);
+        vprintf(fmt, ap);
+        fputc('\n', stdout);
+        va_end(ap);
+    }
+}
+
+int tu_done(const char *name)
+{
+    printf("%s: %u checks, %u failed\n", name, checks, failures);
+    return failures ? 1 : 0;
+}
+
+uint64_t tu_count(const h5zgpu_params *p)
+{
+    uint64_t n = 1;
+    for (unsigned i = 0; i < p->rank; i++)
+        n *= p->dims[i];
+    return n;
+}
+
+size_t tu_esize(h5zgpu_dtype t)
+{
+    return t == H5ZGPU_FLOAT64 ? 8 : 4;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+/* Two parabolic waves: smooth, of both signs, and exact in IEEE arithmetic everywhere. */
+static double smooth(size_t i, uint64_t seed)
+{
+    double t = (double)i * 0.013 + (double)seed * 0.1;
+    double u = t - floor(t), v = t * 0.37 - floor(t * 0.37);
+    return (4.0 * u * (1.0 - u) - 0.5 + 0.3 * (4.0 * v * (1.0 - v)) - 0.3) * 10.0;
+}
+
+static void put(h5zgpu_dtype t, void *out, size_t i, double v)
+{
+    if (t == H5ZGPU_FLOAT32) {
+        float f = (float)v;
+        memcpy((char *)out + 4 * i, &f, 4);
+    } else {
+        memcpy((char *)out + 8 * i, &v, 8);
+    }
+}
+
+static void put_bits(h5zgpu_dtype t, void *out, size_t i, uint64_t bits)
+{
+    if (t == H5ZGPU_FLOAT32) {
+        uint32_t b = (uint32_t)bits;
+        memcpy((char *)out + 4 * i, &b, 4);
+    } else {
+        memcpy((char *)out + 8 * i, &bits, 8);
+    }
+}
+
+/* The values TU_SPECIAL mixes in, as bit patterns: NaNs with payloads and signs, infinities,
+ * negative zero, the smallest subnormal times 3, the largest finite value and its negation. */
+static const uint32_t special32[] = {0x7FC12345u, 0xFFC00001u, 0x7F800000u, 0xFF800000u,
+                                     0x80000000u, 0x00000003u, 0x7F7FFFFFu, 0xFF7FFFFFu};
+static const uint64_t special64[] = {
+    0x7FF8000012345678u, 0xFFF8000000000001u, 0x7FF0000000000000u, 0xFFF0000000000000u,
+    0x8000000000000000u, 0x0000000000000003u, 0x7FEFFFFFFFFFFFFFu, 0xFFEFFFFFFFFFFFFFu};
+/* About this many special values per array (more in arrays below 7 x this), so that large
+ * arrays keep blocks free of them and exercise both the coded and the raw-block paths. */
+#define TU_SPECIALS_PER_ARRAY 24
+#define TU_SPECIAL_MIN_EVERY 7
+
+void tu_fill(h5zgpu_dtype t, size_t n, tu_pattern pat, uint64_t seed, void *out)
+{
+    uint64_t s = seed * 0x2545F4914F6CDD1Du + 1;
+    size_t nspecial = sizeof special32 / sizeof special32[0];
+    size_t every = n / TU_SPECIALS_PER_ARRAY > TU_SPECIAL_MIN_EVERY ? n / TU_SPECIALS_PER_ARRAY
+                                                                     : TU_SPECIAL_MIN_EVERY;
+    for (size_t i = 0; i < n; i++) {
+        switch (pat) {
+        case TU_SMOOTH: put(t, out, i, smooth(i, seed)); break;
+        case TU_NOISE: put(t, out, i, (double)(splitmix(&s) >> 11) * 0x1p-52 - 1.0); break;
+        case TU_HUGE: put(t, out, i, smooth(i, seed) * 1e29); break;
+        case TU_CONSTANT: put(t, out, i, 3.25); break;
+        case TU_SPECIAL:
+            if (i % every == 3) {
+                size_t k = (i / every) % nspecial;
+                put_bits(t, out, i, t == H5ZGPU_FLOAT32 ? special32[k] : special64[k]);
+            } else {
+                put(t, out, i, smooth(i, seed));
+            }
+            break;
+        case TU_BITS: {
+            uint64_t b = splitmix(&s);
+            /* an all-ones exponent would be NaN or Inf; clear its top bit */
+            if (t == H5ZGPU_FLOAT32 && ((b >> 23) & 0xFF) == 0xFF)
+                b &= ~(UINT64_C(1) << 30);
+            if (t == H5ZGPU_FLOAT64 && ((b >> 52) & 0x7FF) == 0x7FF)
+                b &= ~(UINT64_C(1) << 62);
+            put_bits(t, out, i, b);
+            break;
+        }
+        }
+    }
+}
+
+double tu_get(h5zgpu_dtype t, const void *a, size_t i)
+{
+    if (t == H5ZGPU_FLOAT32) {
+        float f;
+        memcpy(&f, (const char *)a + 4 * i, 4);
+        return f;
+    }
+    double d;
+    memcpy(&d, (const char *)a + 8 * i, 8);
+    return d;
+}
+
+size_t tu_check_bound(h5zgpu_dtype t, h5zgpu_mode mode, double eb, const void *want,
+                      const void *got, size_t n, char *why, size_t whylen)
+{
+    size_t es = tu_esize(t), misses = 0;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double w = tu_get(t, want, i);
+        if (isfinite(w)) {
+            lo = w < lo ? w : lo;
+            hi = w > hi ? w : hi;
+        }
+    }
+    double range = hi >= lo ? hi - lo : 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double w = tu_get(t, want, i), g = tu_get(t, got, i), bound;
+        int ok;
+        if (!isfinite(w)) {
+            ok = memcmp((const char *)want + es * i, (const char *)got + es * i, es) == 0;
+            bound = 0;
+        } else {
+            /* eb = 0 is exact even when the range overflows (0 x Inf would be NaN) */
+            bound = eb == 0                  ? 0
+                    : mode == H5ZGPU_MODE_ABS ? eb
+                    : mode == H5ZGPU_MODE_REL ? eb * range
+                                              : eb * fabs(w);
+            ok = isfinite(g) && fabs(g - w) <= bound;
+        }
+        if (!ok && misses++ == 0)
+            snprintf(why, whylen, "element %zu: %.17g decoded as %.17g (bound %.17g)", i, w, g,
+                     bound);
+    }
+    return misses;
+}
+
+static uint32_t fmix32(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
+    return h;
+}
+
+/* FORMAT.md's sum over a byte string read as zero-padded little-endian words. */
+static uint32_t format_sum(const uint8_t *p, size_t n)
+{
+    uint32_t s = 0;
+    for (uint64_t i = 0; i * 4 < n; i++) {
+        uint32_t w = 0;
+        for (unsigned b = 0; b < 4 && i * 4 + b < n; b++)
+            w |= (uint32_t)p[i * 4 + b] << (8 * b);
+        s += fmix32(w ^ (uint32_t)(0x9E3779B9u * (i + 1)) ^ (uint32_t)((i >> 32) * 0x7FEB352Du));
+    }
+    return s;
+}
+
+uint32_t tu_fix_checksum(uint8_t *chunk, size_t len)
+{
+    size_t hlen = 40 + 4 * (size_t)chunk[8];
+    if (len < hlen)
+        return 0;
+    uint8_t hdr[40 + 4 * 255];
+    memcpy(hdr, chunk, hlen);
+    memset(hdr + 12, 0, 4);
+    uint32_t sum = fmix32(format_sum(hdr, hlen) ^
+                          fmix32(format_sum(chunk + hlen, len - hlen) + (uint32_t)(len - hlen)));
+    for (unsigned b = 0; b < 4; b++)
+        chunk[12 + b] = (uint8_t)(sum >> (8 * b));
+    return sum;
+}
+
+uint64_t tu_fnv1a(const void *p, size_t n)
+{
+    uint64_t h = 0xCBF29CE484222325u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const uint8_t *)p)[i]) * 0x100000001B3u;
+    return h;
+}

@@ -1,0 +1,48 @@
+/* Shared pieces of the C tests: deterministic inputs, the bound check, the documented checksum. */
+#ifndef H5ZGPU_TEST_UTIL_H
+#define H5ZGPU_TEST_UTIL_H
+
+#include "h5zgpu.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Input patterns. Built from +, -, *, / and integer hashing only, so every platform makes the
+ * same bits (the golden files depend on it). */
+typedef enum tu_pattern {
+    TU_SMOOTH,   /* a smooth field of the indices, both signs */
+    TU_NOISE,    /* uniform in [-1, 1) */
+    TU_SPECIAL,  /* smooth with NaN, +-Inf, -0, subnormals and the largest finite value mixed in */
+    TU_HUGE,     /* smooth scaled to about 1e30 */
+    TU_BITS,     /* random finite bit patterns: incompressible */
+    TU_CONSTANT  /* every value 3.25 */
+} tu_pattern;
+
+uint64_t tu_count(const h5zgpu_params *p);
+size_t tu_esize(h5zgpu_dtype t);
+
+/* Fills n elements of type t with a pattern; seed varies the pattern. */
+void tu_fill(h5zgpu_dtype t, size_t n, tu_pattern pat, uint64_t seed, void *out);
+
+/* Element i as a double. */
+double tu_get(h5zgpu_dtype t, const void *a, size_t i);
+
+/* Checks every value of `got` against `want` under the bound of mode/eb, in double precision;
+ * non-finite values must match bit for bit. Returns the number of misses; describes the first
+ * one in why. */
+size_t tu_check_bound(h5zgpu_dtype t, h5zgpu_mode mode, double eb, const void *want,
+                      const void *got, size_t n, char *why, size_t whylen);
+
+/* Recomputes a chunk's header checksum as docs/FORMAT.md defines it (so a test can change a byte
+ * and still reach the decoder's other checks). Returns the checksum written. */
+uint32_t tu_fix_checksum(uint8_t *chunk, size_t len);
+
+uint64_t tu_fnv1a(const void *p, size_t n);
+
+/* Test bookkeeping: tu_expect records a failure with a message; tu_done prints the summary and
+ * gives the exit status. */
+void tu_expect(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int tu_done(const char *name);
+
+#endif
