@@ -1,0 +1,120 @@
+"""h5py helper for the h5zgpu HDF5 filter (ID 33900).
+
+    import h5py, h5zgpu
+    h5zgpu.register()          # or set HDF5_PLUGIN_PATH before starting Python
+    with h5py.File("out.h5", "w") as f:
+        f.create_dataset("rho", data=a, chunks=(64, 64, 64),
+                         **h5zgpu.filter(codec="fixed", mode="rel", eb=1e-3))
+
+The filter's parameters (cd_values) are four unsigned 32-bit integers: codec, error mode, and the
+error bound as the low and high 32-bit words of its IEEE-754 binary64 pattern (docs/USAGE.md).
+Pure Python: nothing here needs the plugin except register() and plugin_dir().
+"""
+import math
+import numbers
+import os
+import struct
+import sys
+
+__version__ = "0.1.0"
+__all__ = ["FILTER_ID", "FILTER_NAME", "CODECS", "MODES", "filter", "cd_values", "eb_to_words",
+           "eb_from_words", "plugin_dir", "register"]
+
+FILTER_ID = 33900
+FILTER_NAME = "h5zgpu"
+PLUGIN_FILE = "libh5zgpu_filter.so"
+CODECS = {"auto": 0, "fixed": 1, "huffman": 2}
+MODES = {"abs": 0, "rel": 1, "pwrel": 2}
+
+# Where `cmake --install` puts the plugin (HDF5's built-in directory under the default prefix,
+# lib/hdf5/plugin under another, such as this environment's) and where Debian keeps plugins.
+_INSTALLED_DIRS = ("/usr/local/hdf5/lib/plugin",
+                   os.path.join(sys.prefix, "lib", "hdf5", "plugin"),
+                   "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins")
+
+
+def _pick(what, value, table):
+    if isinstance(value, str) and value.lower() in table:
+        return table[value.lower()]
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) \
+            and value in table.values():
+        return int(value)
+    names = ", ".join(f"{k!r} ({v})" for k, v in table.items())
+    raise ValueError(f"h5zgpu: {what} {value!r} is not one of {names}")
+
+
+def eb_to_words(eb):
+    """The error bound as (low, high) 32-bit words of its binary64 pattern, low word first."""
+    return struct.unpack("<II", struct.pack("<d", float(eb)))
+
+
+def eb_from_words(lo, hi):
+    """The inverse of eb_to_words."""
+    return struct.unpack("<d", struct.pack("<II", lo, hi))[0]
+
+
+def cd_values(codec="fixed", *, mode, eb):
+    """The filter's cd_values (codec, mode, eb_lo, eb_hi) for the given codec, mode and bound.
+
+    codec: "auto" | "fixed" | "huffman" (or 0, 1, 2); mode: "abs" | "rel" | "pwrel" (or 0, 1, 2);
+    eb: finite and >= 0 (0 means lossless); below 1 for "pwrel".
+    """
+    c = _pick("codec", codec, CODECS)
+    m = _pick("error mode", mode, MODES)
+    if isinstance(eb, bool) or not isinstance(eb, numbers.Real):
+        raise ValueError(f"h5zgpu: error bound {eb!r} is not a number")
+    eb = float(eb)
+    if not (math.isfinite(eb) and eb >= 0):
+        raise ValueError(f"h5zgpu: error bound {eb!r} is not a finite number >= 0 "
+                         "(0 means lossless)")
+    if m == MODES["pwrel"] and eb >= 1:
+        raise ValueError(f"h5zgpu: PWREL error bound {eb!r} must be below 1 "
+                         "(it is a fraction of |x|)")
+    lo, hi = eb_to_words(eb)
+    return (c, m, lo, hi)
+
+
+def filter(codec="fixed", *, mode, eb):  # noqa: A001 - the name users ask for
+    """Keyword arguments for h5py's create_dataset: compression=33900 and its compression_opts."""
+    return {"compression": FILTER_ID, "compression_opts": cd_values(codec, mode=mode, eb=eb)}
+
+
+def _source_build_dir():
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                         "..", "..", "build", "plugin"))
+
+
+def plugin_dir():
+    """The directory holding libh5zgpu_filter.so.
+
+    Looked for in order: $H5ZGPU_PLUGIN_DIR (which must hold it if set), each entry of
+    $HDF5_PLUGIN_PATH, the source tree's build/plugin, then the installed locations.
+    """
+    explicit = os.environ.get("H5ZGPU_PLUGIN_DIR")
+    if explicit:
+        if os.path.isfile(os.path.join(explicit, PLUGIN_FILE)):
+            return os.path.abspath(explicit)
+        raise FileNotFoundError(f"h5zgpu: H5ZGPU_PLUGIN_DIR={explicit} has no {PLUGIN_FILE}")
+    candidates = [d for d in os.environ.get("HDF5_PLUGIN_PATH", "").split(os.pathsep) if d]
+    candidates += [_source_build_dir(), *_INSTALLED_DIRS]
+    for d in candidates:
+        if os.path.isfile(os.path.join(d, PLUGIN_FILE)):
+            return os.path.abspath(d)
+    raise FileNotFoundError(
+        f"h5zgpu: no {PLUGIN_FILE} in {', '.join(candidates)}; build the project "
+        "(cmake -S . -B build && cmake --build build) or set H5ZGPU_PLUGIN_DIR")
+
+
+def register():
+    """Adds plugin_dir() to h5py's plugin search path (h5py.h5pl.append) unless it is there.
+
+    Returns the directory. Needed only when HDF5_PLUGIN_PATH did not name it when HDF5 started.
+    """
+    import h5py.h5pl
+
+    d = plugin_dir()
+    known = {os.path.abspath(p.decode() if isinstance(p, bytes) else p)
+             for p in (h5py.h5pl.get(i) for i in range(h5py.h5pl.size()))}
+    if d not in known:
+        h5py.h5pl.append(d.encode())
+    return d

@@ -1,0 +1,80 @@
+"""The h5zgpu Python helper: cd_values, validation, plugin lookup, registration."""
+import math
+import os
+
+import h5py
+import pytest
+
+import h5zgpu
+
+
+def test_design_example_words():
+    # DESIGN.md: ABS 1e-3 with Huffman is UD=33900,0,4,2,0,3539053052,1062232653
+    assert h5zgpu.cd_values("huffman", mode="abs", eb=1e-3) == (2, 0, 3539053052, 1062232653)
+
+
+@pytest.mark.parametrize("eb", [0.0, 1e-3, 0.1, 12.5, 1e-300, 5e-324])
+def test_words_round_trip(eb):
+    assert h5zgpu.eb_from_words(*h5zgpu.eb_to_words(eb)) == eb
+
+
+@pytest.mark.parametrize("codec,mode,expect", [
+    ("fixed", "rel", (1, 1)), ("auto", "abs", (0, 0)), ("FIXED", "PWREL", (1, 2)), (1, 2, (1, 2)),
+])
+def test_filter_kwargs(codec, mode, expect):
+    kw = h5zgpu.filter(codec=codec, mode=mode, eb=1e-2)
+    assert kw["compression"] == 33900
+    assert kw["compression_opts"] == (*expect, *h5zgpu.eb_to_words(1e-2))
+
+
+@pytest.mark.parametrize("kwargs,text", [
+    (dict(codec="zfp", mode="abs", eb=1e-3), "codec 'zfp'"),
+    (dict(codec=3, mode="abs", eb=1e-3), "codec 3"),
+    (dict(mode="relative", eb=1e-3), "error mode 'relative'"),
+    (dict(mode=True, eb=1e-3), "error mode True"),
+    (dict(mode="abs", eb=-1e-3), "not a finite number >= 0"),
+    (dict(mode="abs", eb=math.nan), "not a finite number >= 0"),
+    (dict(mode="abs", eb=math.inf), "not a finite number >= 0"),
+    (dict(mode="abs", eb="1e-3"), "is not a number"),
+    (dict(mode="pwrel", eb=1.0), "must be below 1"),
+])
+def test_invalid_arguments(kwargs, text):
+    with pytest.raises(ValueError, match="h5zgpu: .*" + text.replace("(", r"\(")):
+        h5zgpu.filter(**kwargs)
+
+
+def test_mode_and_bound_are_required():
+    with pytest.raises(TypeError):
+        h5zgpu.filter(codec="fixed")
+
+
+def touch_plugin(d):
+    d.mkdir(parents=True, exist_ok=True)
+    (d / h5zgpu.PLUGIN_FILE).write_bytes(b"")
+    return d
+
+
+def test_plugin_dir_order(tmp_path, monkeypatch):
+    first, second = touch_plugin(tmp_path / "a"), touch_plugin(tmp_path / "b")
+    monkeypatch.delenv("H5ZGPU_PLUGIN_DIR", raising=False)
+    monkeypatch.setenv("HDF5_PLUGIN_PATH", os.pathsep.join([str(tmp_path / "none"), str(second)]))
+    assert h5zgpu.plugin_dir() == str(second)
+    monkeypatch.setenv("H5ZGPU_PLUGIN_DIR", str(first))
+    assert h5zgpu.plugin_dir() == str(first)
+
+
+def test_plugin_dir_explicit_but_empty(tmp_path, monkeypatch):
+    monkeypatch.setenv("H5ZGPU_PLUGIN_DIR", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="H5ZGPU_PLUGIN_DIR"):
+        h5zgpu.plugin_dir()
+
+
+def test_plugin_dir_finds_the_real_plugin(plugin):
+    assert os.path.isfile(os.path.join(h5zgpu.plugin_dir(), h5zgpu.PLUGIN_FILE))
+
+
+def test_register_is_idempotent(plugin):
+    h5zgpu.register()
+    n = h5py.h5pl.size()
+    assert h5zgpu.register() == plugin
+    assert h5py.h5pl.size() == n

@@ -1,0 +1,79 @@
+/* The h5zgpu command: options shared by its subcommands, raw-file I/O and quality metrics. */
+#ifndef H5ZGPU_CLI_H
+#define H5ZGPU_CLI_H
+
+#include "h5zgpu.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit statuses: a failure of the work, and a command line that cannot be run. */
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+/* Everything a subcommand may be given; each one says which options it accepts (cli_parse). */
+typedef struct cli_opts {
+    const char *in, *out;
+    const char *pos[2];       /* positional arguments (check A B) */
+    unsigned npos;
+    h5zgpu_dtype dtype;       /* 0 until -t */
+    unsigned rank;            /* 0 until -d */
+    uint64_t dims[H5ZGPU_MAX_RANK];
+    int codec, mode;          /* -1 until given */
+    double eb;
+    int eb_given;
+    int json;
+} cli_opts;
+
+enum {
+    OPT_IN = 1 << 0,
+    OPT_OUT = 1 << 1,
+    OPT_TYPE = 1 << 2,
+    OPT_DIMS = 1 << 3,
+    OPT_CODEC = 1 << 4,
+    OPT_MODE = 1 << 5,
+    OPT_EB = 1 << 6,
+    OPT_JSON = 1 << 7
+};
+
+/* Parses argv (after the subcommand) into o, accepting the options in `allowed` and up to
+ * `max_pos` positional arguments. Returns 0, or prints what is wrong and returns -1. */
+int cli_parse(int argc, char **argv, unsigned allowed, unsigned max_pos, cli_opts *o);
+
+/* Names of the enumerations as the command line spells them. */
+const char *cli_codec_name(unsigned codec);
+const char *cli_mode_name(unsigned mode);
+
+/* Whole files. cli_read_file returns a malloc'd buffer (free it) or NULL after printing why. */
+void *cli_read_file(const char *path, size_t *len);
+int cli_write_file(const char *path, const void *buf, size_t len);
+
+/* Where the codec runs for this process: H5ZGPU_DEVICE, else the GPU when one is usable. */
+const char *cli_executor(void);
+
+/* Seconds on a monotonic clock. */
+double cli_now(void);
+
+/* "12.3 MB/s" or "1.23 GB/s" for n bytes in t seconds. */
+void cli_rate(char *buf, size_t cap, double bytes, double seconds);
+
+/* Quality of b against a (n elements of type t): errors over the points where a is finite;
+ * a point where a is NaN or +-Inf counts as a mismatch unless b holds the same bits. */
+typedef struct cli_metrics {
+    uint64_t n, finite, nonfinite_mismatch;
+    double min, max, range;    /* of a's finite values */
+    double max_abs_err;
+    double rmse, nrmse, psnr;  /* NRMSE and PSNR against range; PSNR is +inf for exact data */
+    double max_rel_err;        /* max_abs_err / range (0 when range is 0 and the data is exact) */
+} cli_metrics;
+
+void cli_metrics_compute(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
+                         cli_metrics *m);
+
+/* The largest ratio of error to bound over all points, under the bound mode/eb promises
+ * (REL over a's finite range; PWREL pointwise). Above 1 means the bound was missed; a point whose
+ * bound is 0 and whose error is not counts as +inf. */
+double cli_worst_error_over_bound(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
+                                  h5zgpu_mode mode, double eb, const cli_metrics *m);
+
+#endif

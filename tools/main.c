@@ -1,0 +1,352 @@
+/* The h5zgpu command: cd_values for h5repack and h5py, raw-array compression in the chunk format
+ * (one file = one chunk, docs/FORMAT.md), and quality metrics. A client of the public C API. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char USAGE[] =
+    "usage:\n"
+    "  h5zgpu cdvalues [--codec auto|fixed|huffman] --mode abs|rel|pwrel --eb X\n"
+    "      print the h5repack filter string (UD=...) and the h5py keyword arguments\n"
+    "  h5zgpu compress -i IN -o OUT -t f32|f64 -d Z,Y,X [--codec C] --mode M --eb X\n"
+    "      compress a raw little-endian array into one h5zgpu chunk; report ratio, throughput\n"
+    "      and the largest error against the bound\n"
+    "  h5zgpu decompress -i IN -o OUT\n"
+    "      restore the raw array from a chunk written by compress\n"
+    "  h5zgpu check A B -t f32|f64 -d Z,Y,X [--json]\n"
+    "      quality of raw array B against raw array A: max abs error, max error / range, RMSE,\n"
+    "      NRMSE, PSNR\n"
+    "  h5zgpu --help | --version\n"
+    "\n"
+    "  --codec defaults to auto. Dimensions are slowest-varying first, as in HDF5 and C.\n"
+    "  Modes: abs |x'-x| <= eb; rel |x'-x| <= eb * (max - min) of the finite values;\n"
+    "  pwrel |x'-x| <= eb * |x| (0 <= eb < 1).\n"
+    "  Environment: H5ZGPU_DEVICE=auto|cpu|gpu|gpu:N picks the executor, H5ZGPU_VERBOSE=1 reports\n"
+    "  a fallback to the CPU.\n";
+
+static int usage_error(const char *what)
+{
+    fprintf(stderr, "h5zgpu: %s (see h5zgpu --help)\n", what);
+    return CLI_EXIT_USAGE;
+}
+
+/* "64,64,64" as -d takes it, or "64x64x64" for reading. */
+static void format_dims(char *buf, size_t cap, unsigned rank, const uint64_t *dims,
+                        const char *sep)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (unsigned i = 0; i < rank && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%llu", i ? sep : "",
+                                 (unsigned long long)dims[i]);
+}
+
+static uint64_t element_count(unsigned rank, const uint64_t *dims)
+{
+    uint64_t n = 1;
+    for (unsigned i = 0; i < rank; i++)
+        n *= dims[i];
+    return n;
+}
+
+static size_t element_size(h5zgpu_dtype t)
+{
+    return t == H5ZGPU_FLOAT64 ? 8 : 4;
+}
+
+static const char *dtype_name(h5zgpu_dtype t)
+{
+    return t == H5ZGPU_FLOAT64 ? "f64" : "f32";
+}
+
+/* Options every parameterised command needs, checked by the library itself. */
+static int build_params(const cli_opts *o, int need_shape, h5zgpu_params *p)
+{
+    if (o->mode < 0 || !o->eb_given)
+        return usage_error("--mode and --eb are required");
+    if (need_shape && (!o->dtype || !o->rank))
+        return usage_error("-t f32|f64 and -d Z,Y,X are required");
+    memset(p, 0, sizeof *p);
+    p->codec = o->codec < 0 ? H5ZGPU_CODEC_AUTO : (h5zgpu_codec)o->codec;
+    p->mode = (h5zgpu_mode)o->mode;
+    p->eb = o->eb;
+    p->dtype = need_shape ? o->dtype : H5ZGPU_FLOAT32;
+    p->rank = need_shape ? o->rank : 1;
+    if (need_shape)
+        memcpy(p->dims, o->dims, sizeof(uint64_t) * o->rank);
+    else
+        p->dims[0] = 1;
+    return 0;
+}
+
+static int cmd_cdvalues(int argc, char **argv)
+{
+    cli_opts o;
+    h5zgpu_params p;
+    unsigned lo, hi;
+    int rc;
+    if (cli_parse(argc, argv, OPT_CODEC | OPT_MODE | OPT_EB, 0, &o) != 0)
+        return CLI_EXIT_USAGE;
+    if ((rc = build_params(&o, 0, &p)) != 0)
+        return rc;
+    /* Judge mode and bound as the filter will; a codec this build lacks is worth a warning
+     * only, since the file may be written by a build that has it. */
+    h5zgpu_status st = h5zgpu_params_check(&p);
+    if (st == H5ZGPU_E_UNSUPPORTED) {
+        fprintf(stderr, "h5zgpu: warning: %s\n", h5zgpu_last_error());
+        h5zgpu_params fixed = p;
+        fixed.codec = H5ZGPU_CODEC_FIXED;
+        st = h5zgpu_params_check(&fixed);
+    }
+    if (st != H5ZGPU_OK) {
+        fprintf(stderr, "h5zgpu: %s\n", h5zgpu_last_error());
+        return CLI_EXIT_USAGE;
+    }
+    h5zgpu_eb_to_words(p.eb, &lo, &hi);
+    printf("UD=%d,0,4,%u,%u,%u,%u\n", H5ZGPU_FILTER_ID, (unsigned)p.codec, (unsigned)p.mode, lo,
+           hi);
+    printf("compression=%d, compression_opts=(%u, %u, %u, %u)\n", H5ZGPU_FILTER_ID,
+           (unsigned)p.codec, (unsigned)p.mode, lo, hi);
+    return 0;
+}
+
+static int cmd_compress(int argc, char **argv)
+{
+    cli_opts o;
+    h5zgpu_params p;
+    h5zgpu_info info;
+    cli_metrics m;
+    void *in = NULL, *out = NULL, *back = NULL;
+    size_t in_len = 0, out_len = 0, back_len = 0;
+    char shape[512], dims_arg[512], rate_c[32], rate_d[32];
+    int rc;
+    if (cli_parse(argc, argv, OPT_IN | OPT_OUT | OPT_TYPE | OPT_DIMS | OPT_CODEC | OPT_MODE | OPT_EB,
+                  0, &o) != 0)
+        return CLI_EXIT_USAGE;
+    if (!o.in || !o.out)
+        return usage_error("-i IN and -o OUT are required");
+    if ((rc = build_params(&o, 1, &p)) != 0)
+        return rc;
+    if (h5zgpu_params_check(&p) != H5ZGPU_OK) {
+        fprintf(stderr, "h5zgpu: %s\n", h5zgpu_last_error());
+        return CLI_EXIT_USAGE;
+    }
+    rc = CLI_EXIT_FAIL;
+    uint64_t n = element_count(p.rank, p.dims);
+    size_t raw = (size_t)n * element_size(p.dtype);
+    format_dims(shape, sizeof shape, p.rank, p.dims, "x");
+    format_dims(dims_arg, sizeof dims_arg, p.rank, p.dims, ",");
+    if (!(in = cli_read_file(o.in, &in_len)))
+        goto done;
+    if (in_len != raw) {
+        fprintf(stderr, "h5zgpu: %s holds %zu bytes but -t %s -d %s needs %zu\n", o.in, in_len,
+                dtype_name(p.dtype), dims_arg, raw);
+        goto done;
+    }
+    size_t cap = h5zgpu_compress_bound(&p);
+    if (!(out = malloc(cap)) || !(back = malloc(raw))) {
+        fprintf(stderr, "h5zgpu: no memory for %zu + %zu bytes of buffers\n", cap, raw);
+        goto done;
+    }
+    double t0 = cli_now();
+    h5zgpu_status st = h5zgpu_compress(&p, in, out, cap, &out_len, NULL);
+    double t1 = cli_now();
+    if (st != H5ZGPU_OK) {
+        fprintf(stderr, "h5zgpu: compression failed (%s): %s\n", h5zgpu_status_string(st),
+                h5zgpu_last_error());
+        goto done;
+    }
+    if (cli_write_file(o.out, out, out_len) != 0)
+        goto done;
+    /* decompress in memory to measure the error actually made */
+    double t2 = cli_now();
+    st = h5zgpu_decompress(out, out_len, back, raw, &back_len, NULL);
+    double t3 = cli_now();
+    if (st != H5ZGPU_OK || h5zgpu_chunk_info(out, out_len, &info) != H5ZGPU_OK) {
+        fprintf(stderr, "h5zgpu: the chunk just written does not decompress: %s\n",
+                h5zgpu_last_error());
+        goto done;
+    }
+    cli_metrics_compute(in, back, n, p.dtype, &m);
+    double worst = cli_worst_error_over_bound(in, back, n, p.dtype, p.mode, p.eb, &m);
+    cli_rate(rate_c, sizeof rate_c, (double)raw, t1 - t0);
+    cli_rate(rate_d, sizeof rate_d, (double)raw, t3 - t2);
+
+    printf("h5zgpu compress %s -> %s\n", o.in, o.out);
+    printf("  input          %s %s, %zu bytes\n", dtype_name(p.dtype), shape, raw);
+    printf("  codec          %s (payload %s), %s eb %g, absolute bound applied %g\n",
+           cli_codec_name(p.codec),
+           info.codec == 0 ? "stored raw: it did not shrink" : cli_codec_name(info.codec),
+           cli_mode_name(p.mode), p.eb, info.eb_abs);
+    printf("  executor       %s\n", cli_executor());
+    printf("  compressed     %zu bytes, ratio %.2f\n", out_len, (double)raw / (double)out_len);
+    printf("  compress       %s (%.3f ms)\n", rate_c, (t1 - t0) * 1e3);
+    printf("  decompress     %s (%.3f ms)\n", rate_d, (t3 - t2) * 1e3);
+    printf("  max abs error  %.6g (max error / bound %.4f: %s)\n", m.max_abs_err, worst,
+           worst <= 1 ? "bound holds" : "BOUND MISSED");
+    if (m.nonfinite_mismatch)
+        printf("  NaN/Inf        %llu values did not come back bit for bit\n",
+               (unsigned long long)m.nonfinite_mismatch);
+    rc = worst <= 1 ? 0 : CLI_EXIT_FAIL;
+done:
+    free(in);
+    free(out);
+    free(back);
+    return rc;
+}
+
+static int cmd_decompress(int argc, char **argv)
+{
+    cli_opts o;
+    h5zgpu_info info;
+    void *in = NULL, *out = NULL;
+    size_t in_len = 0, out_len = 0;
+    char shape[512], rate[32];
+    int rc = CLI_EXIT_FAIL;
+    if (cli_parse(argc, argv, OPT_IN | OPT_OUT, 0, &o) != 0)
+        return CLI_EXIT_USAGE;
+    if (!o.in || !o.out)
+        return usage_error("-i IN and -o OUT are required");
+    if (!(in = cli_read_file(o.in, &in_len)))
+        goto done;
+    if (h5zgpu_chunk_info(in, in_len, &info) != H5ZGPU_OK) {
+        fprintf(stderr, "h5zgpu: %s is not an h5zgpu chunk: %s\n", o.in, h5zgpu_last_error());
+        goto done;
+    }
+    if (!(out = malloc(info.raw_len ? info.raw_len : 1))) {
+        fprintf(stderr, "h5zgpu: no memory for %llu bytes\n", (unsigned long long)info.raw_len);
+        goto done;
+    }
+    double t0 = cli_now();
+    h5zgpu_status st = h5zgpu_decompress(in, in_len, out, info.raw_len, &out_len, NULL);
+    double t1 = cli_now();
+    if (st != H5ZGPU_OK) {
+        fprintf(stderr, "h5zgpu: decompression of %s failed (%s): %s\n", o.in,
+                h5zgpu_status_string(st), h5zgpu_last_error());
+        goto done;
+    }
+    if (cli_write_file(o.out, out, out_len) != 0)
+        goto done;
+    format_dims(shape, sizeof shape, info.rank, info.dims, "x");
+    cli_rate(rate, sizeof rate, (double)out_len, t1 - t0);
+    printf("h5zgpu decompress %s -> %s\n", o.in, o.out);
+    printf("  chunk          %s %s, format %u, %s, %s eb %g, absolute bound applied %g\n",
+           dtype_name(info.dtype), shape, info.format_version,
+           info.codec == 0 ? "stored raw" : cli_codec_name(info.codec), cli_mode_name(info.mode),
+           info.eb, info.eb_abs);
+    printf("  executor       %s\n", cli_executor());
+    printf("  ratio          %.2f (%zu -> %zu bytes)\n", (double)out_len / (double)in_len, in_len,
+           out_len);
+    printf("  decompress     %s (%.3f ms)\n", rate, (t1 - t0) * 1e3);
+    rc = 0;
+done:
+    free(in);
+    free(out);
+    return rc;
+}
+
+/* JSON has no infinities: a PSNR of exact data is written as null. */
+static void json_number(const char *key, double v, int last)
+{
+    if (isfinite(v))
+        printf("  \"%s\": %.17g%s\n", key, v, last ? "" : ",");
+    else
+        printf("  \"%s\": null%s\n", key, last ? "" : ",");
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    cli_opts o;
+    cli_metrics m;
+    void *a = NULL, *b = NULL;
+    size_t a_len = 0, b_len = 0;
+    char shape[512];
+    int rc = CLI_EXIT_FAIL;
+    if (cli_parse(argc, argv, OPT_TYPE | OPT_DIMS | OPT_JSON, 2, &o) != 0)
+        return CLI_EXIT_USAGE;
+    if (o.npos != 2)
+        return usage_error("check needs two files, A (the original) and B");
+    if (!o.dtype || !o.rank)
+        return usage_error("check reads raw arrays: give -t f32|f64 and -d Z,Y,X "
+                           "(HDF5 datasets, file.h5:/dataset, are not supported yet)");
+    uint64_t n = element_count(o.rank, o.dims);
+    size_t raw = (size_t)n * element_size(o.dtype);
+    format_dims(shape, sizeof shape, o.rank, o.dims, ",");
+    if (!(a = cli_read_file(o.pos[0], &a_len)) || !(b = cli_read_file(o.pos[1], &b_len)))
+        goto done;
+    if (a_len != raw || b_len != raw) {
+        fprintf(stderr, "h5zgpu: -t %s -d %s needs %zu bytes; %s holds %zu and %s holds %zu\n",
+                dtype_name(o.dtype), shape, raw, o.pos[0], a_len, o.pos[1], b_len);
+        goto done;
+    }
+    cli_metrics_compute(a, b, n, o.dtype, &m);
+    if (o.json) {
+        printf("{\n  \"elements\": %llu,\n  \"finite\": %llu,\n  \"nonfinite_mismatch\": %llu,\n",
+               (unsigned long long)m.n, (unsigned long long)m.finite,
+               (unsigned long long)m.nonfinite_mismatch);
+        json_number("min", m.min, 0);
+        json_number("max", m.max, 0);
+        json_number("range", m.range, 0);
+        json_number("max_abs_error", m.max_abs_err, 0);
+        json_number("max_rel_error", m.max_rel_err, 0);
+        json_number("rmse", m.rmse, 0);
+        json_number("nrmse", m.nrmse, 0);
+        json_number("psnr", m.psnr, 1);
+        printf("}\n");
+    } else {
+        printf("h5zgpu check %s against %s (-t %s -d %s)\n", o.pos[1], o.pos[0],
+               dtype_name(o.dtype), shape);
+        printf("  range          %.6g (min %.6g, max %.6g, %llu finite of %llu)\n", m.range, m.min,
+               m.max, (unsigned long long)m.finite, (unsigned long long)m.n);
+        printf("  max abs error  %.6g\n", m.max_abs_err);
+        printf("  max rel error  %.6g (of the range)\n", m.max_rel_err);
+        printf("  RMSE           %.6g\n", m.rmse);
+        printf("  NRMSE          %.6g\n", m.nrmse);
+        printf("  PSNR           %.2f dB\n", m.psnr);
+        printf("  NaN/Inf        %llu values differ in their bits\n",
+               (unsigned long long)m.nonfinite_mismatch);
+    }
+    rc = 0;
+done:
+    free(a);
+    free(b);
+    return rc;
+}
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} command;
+
+static const command COMMANDS[] = {
+    {"cdvalues", cmd_cdvalues},
+    {"compress", cmd_compress},
+    {"decompress", cmd_decompress},
+    {"check", cmd_check},
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("no command given");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(USAGE, stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("%s, HDF5 filter %d (\"%s\")\n", h5zgpu_version(), H5ZGPU_FILTER_ID,
+               H5ZGPU_FILTER_NAME);
+        printf("executor: %s\n", cli_executor());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (strcmp(argv[1], COMMANDS[i].name) == 0)
+            return COMMANDS[i].run(argc - 2, argv + 2);
+    fprintf(stderr, "h5zgpu: unknown command %s (cdvalues, compress, decompress, check; see "
+                    "h5zgpu --help)\n",
+            argv[1]);
+    return CLI_EXIT_USAGE;
+}
