@@ -15,8 +15,11 @@
 #define HZF_IDX_LAYOUT 4u
 #define HZF_IDX_DTYPE 5u
 #define HZF_IDX_ORDER 6u
-#define HZF_IDX_RANK 7u
-#define HZF_IDX_DIMS 8u
+#define HZF_IDX_FILL 7u      /* 1 when a fill value follows */
+#define HZF_IDX_FILL_LO 8u   /* the fill value as a binary64 pattern, low word first */
+#define HZF_IDX_FILL_HI 9u
+#define HZF_IDX_RANK 10u
+#define HZF_IDX_DIMS 11u
 #define HZF_LAYOUT_VERSION 1u
 #define HZF_ORDER_LE 0u
 #define HZF_ORDER_BE 1u
@@ -118,6 +121,53 @@ static herr_t can_apply(hid_t dcpl, hid_t type, hid_t space)
     return 1;
 }
 
+static int host_is_big_endian(void)
+{
+    const uint16_t one = 1;
+    uint8_t b;
+    memcpy(&b, &one, 1);
+    return b == 0;
+}
+
+static void swap_bytes(uint8_t *p, size_t n, size_t esize)
+{
+    for (size_t i = 0; i + esize <= n; i += esize)
+        for (size_t j = 0; j < esize / 2; j++) {
+            uint8_t t = p[i + j];
+            p[i + j] = p[i + esize - 1 - j];
+            p[i + esize - 1 - j] = t;
+        }
+}
+
+/* The dataset's fill value, which HDF5 also writes into the part of an edge chunk beyond the
+ * dataset: the codec keeps it out of REL ranges and returns it bit for bit. HDF5's default
+ * fill value (0) counts; an undefined one does not. */
+static int read_fill(const hzb_api *a, hid_t dcpl, hid_t type, int *has_fill, double *fill)
+{
+    H5D_fill_value_t status;
+    uint8_t bytes[8];
+    size_t size = a->Tget_size(type);
+    *has_fill = 0;
+    *fill = 0;
+    if (a->Pfill_value_defined(dcpl, &status) < 0)
+        return -1;
+    if (status == H5D_FILL_VALUE_UNDEFINED)
+        return 0;
+    if (size > sizeof bytes || a->Pget_fill_value(dcpl, type, bytes) < 0)
+        return -1;
+    if ((a->Tget_order(type) == H5T_ORDER_BE) != host_is_big_endian())
+        swap_bytes(bytes, size, size);
+    if (size == 4) {
+        float v;
+        memcpy(&v, bytes, 4);
+        *fill = v;
+    } else {
+        memcpy(fill, bytes, 8);
+    }
+    *has_fill = 1;
+    return 0;
+}
+
 static herr_t set_local(hid_t dcpl, hid_t type, hid_t space)
 {
     (void)space;
@@ -137,10 +187,18 @@ static herr_t set_local(hid_t dcpl, hid_t type, hid_t space)
         push(a, a->CANTGET_g, __func__, "h5zgpu: cannot read the dataset's chunk shape");
         return -1;
     }
+    int has_fill;
+    double fill;
+    if (read_fill(a, dcpl, type, &has_fill, &fill) < 0) {
+        push(a, a->CANTGET_g, __func__, "h5zgpu: cannot read the dataset's fill value");
+        return -1;
+    }
     /* values a previous set_local appended (a copied dcpl) are replaced, not extended */
     cd[HZF_IDX_LAYOUT] = HZF_LAYOUT_VERSION;
     cd[HZF_IDX_DTYPE] = a->Tget_size(type) == 4 ? H5ZGPU_FLOAT32 : H5ZGPU_FLOAT64;
     cd[HZF_IDX_ORDER] = a->Tget_order(type) == H5T_ORDER_BE ? HZF_ORDER_BE : HZF_ORDER_LE;
+    cd[HZF_IDX_FILL] = (unsigned)has_fill;
+    h5zgpu_eb_to_words(has_fill ? fill : 0.0, &cd[HZF_IDX_FILL_LO], &cd[HZF_IDX_FILL_HI]);
     cd[HZF_IDX_RANK] = (unsigned)rank;
     for (int i = 0; i < rank; i++)
         cd[HZF_IDX_DIMS + i] = (unsigned)dims[i];
@@ -151,24 +209,6 @@ static herr_t set_local(hid_t dcpl, hid_t type, hid_t space)
     return 1;
 }
 
-static int host_is_big_endian(void)
-{
-    const uint16_t one = 1;
-    uint8_t b;
-    memcpy(&b, &one, 1);
-    return b == 0;
-}
-
-static void swap_bytes(uint8_t *p, size_t n, size_t esize)
-{
-    for (size_t i = 0; i + esize <= n; i += esize)
-        for (size_t j = 0; j < esize / 2; j++) {
-            uint8_t t = p[i + j];
-            p[i + j] = p[i + esize - 1 - j];
-            p[i + esize - 1 - j] = t;
-        }
-}
-
 /* The values set_local appended: element type, whether bytes must be swapped, chunk shape. */
 static int parse_local(size_t n, const unsigned cd[], h5zgpu_params *p, int *swap, char *why,
                        size_t whylen)
@@ -177,7 +217,7 @@ static int parse_local(size_t n, const unsigned cd[], h5zgpu_params *p, int *swa
         return -1;
     if (n <= HZF_IDX_RANK || cd[HZF_IDX_LAYOUT] != HZF_LAYOUT_VERSION ||
         (cd[HZF_IDX_DTYPE] != H5ZGPU_FLOAT32 && cd[HZF_IDX_DTYPE] != H5ZGPU_FLOAT64) ||
-        cd[HZF_IDX_ORDER] > HZF_ORDER_BE || cd[HZF_IDX_RANK] < 1 ||
+        cd[HZF_IDX_ORDER] > HZF_ORDER_BE || cd[HZF_IDX_FILL] > 1 || cd[HZF_IDX_RANK] < 1 ||
         cd[HZF_IDX_RANK] > H5ZGPU_MAX_RANK || n != HZF_IDX_DIMS + cd[HZF_IDX_RANK]) {
         snprintf(why, whylen,
                  "the dataset's cd_values (%zu values) lack a valid layout-%u part written by "
@@ -186,6 +226,8 @@ static int parse_local(size_t n, const unsigned cd[], h5zgpu_params *p, int *swa
         return -1;
     }
     p->dtype = (h5zgpu_dtype)cd[HZF_IDX_DTYPE];
+    p->has_fill = cd[HZF_IDX_FILL] != 0;
+    p->fill = h5zgpu_eb_from_words(cd[HZF_IDX_FILL_LO], cd[HZF_IDX_FILL_HI]);
     p->rank = cd[HZF_IDX_RANK];
     for (unsigned i = 0; i < p->rank; i++)
         p->dims[i] = cd[HZF_IDX_DIMS + i];

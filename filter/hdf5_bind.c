@@ -18,6 +18,8 @@ static const struct {
     {"H5Pget_chunk", offsetof(hzb_api, Pget_chunk)},
     {"H5Pget_filter_by_id2", offsetof(hzb_api, Pget_filter_by_id2)},
     {"H5Pmodify_filter", offsetof(hzb_api, Pmodify_filter)},
+    {"H5Pfill_value_defined", offsetof(hzb_api, Pfill_value_defined)},
+    {"H5Pget_fill_value", offsetof(hzb_api, Pget_fill_value)},
     {"H5Epush2", offsetof(hzb_api, Epush2)},
     {"H5E_ERR_CLS_g", offsetof(hzb_api, ERR_CLS_g)},
     {"H5E_PLINE_g", offsetof(hzb_api, PLINE_g)},

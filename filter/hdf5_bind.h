@@ -16,6 +16,8 @@ typedef struct hzb_api {
     __typeof__(&H5Pget_chunk) Pget_chunk;
     __typeof__(&H5Pget_filter_by_id2) Pget_filter_by_id2;
     __typeof__(&H5Pmodify_filter) Pmodify_filter;
+    __typeof__(&H5Pfill_value_defined) Pfill_value_defined;
+    __typeof__(&H5Pget_fill_value) Pget_fill_value;
     __typeof__(&H5Epush2) Epush2;
     /* error class and codes: globals whose values HDF5 sets when it initialises */
     const hid_t *ERR_CLS_g;

@@ -58,6 +58,10 @@ typedef struct h5zgpu_params {
     h5zgpu_dtype dtype;
     unsigned rank;                     /* 1..H5ZGPU_MAX_RANK */
     uint64_t dims[H5ZGPU_MAX_RANK];    /* slowest-varying first, as in HDF5 and C arrays */
+    /* A fill value (HDF5's, or netCDF's _FillValue): elements whose bits equal it in the element
+     * type are left out of REL ranges and of prediction, and come back bit for bit. */
+    int has_fill;
+    double fill;                       /* exactly representable in dtype */
 } h5zgpu_params;
 
 typedef enum h5zgpu_exec_kind {
@@ -81,6 +85,8 @@ typedef struct h5zgpu_info {
     double eb_abs;             /* the absolute bound applied (REL: eb x range; PWREL: eb) */
     unsigned rank;
     uint64_t dims[H5ZGPU_MAX_RANK];
+    int has_fill;
+    double fill;
     uint64_t header_len;
     uint64_t payload_len;
     uint64_t raw_len;          /* bytes of the decompressed chunk */

@@ -75,6 +75,9 @@ h5zgpu_status h5zgpu_params_check(const h5zgpu_params *p)
                            (unsigned long long)p->dims[i]);
     if (hz_count(p->rank, p->dims) == 0)
         return hz_fail(H5ZGPU_E_INVALID_ARG, "chunk shape has too many elements");
+    if (p->has_fill && p->dtype == H5ZGPU_FLOAT32 && p->fill == p->fill &&
+        (double)(float)p->fill != p->fill)
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "fill value %.17g is not a float32 value", p->fill);
     return H5ZGPU_OK;
 }
 
@@ -82,7 +85,23 @@ size_t h5zgpu_compress_bound(const h5zgpu_params *p)
 {
     if (h5zgpu_params_check(p) != H5ZGPU_OK)
         return 0;
-    return hz_header_len(p->rank) + hz_count(p->rank, p->dims) * hz_esize(p->dtype);
+    return hz_header_len(p->rank, p->has_fill ? HZ_FLAG_FILL : 0) +
+           hz_count(p->rank, p->dims) * hz_esize(p->dtype);
+}
+
+/* The fill value's bits in the element type. */
+static uint64_t fill_bits(const h5zgpu_params *p)
+{
+    uint64_t u = 0;
+    if (p->dtype == H5ZGPU_FLOAT32) {
+        float f = (float)p->fill;
+        uint32_t w;
+        memcpy(&w, &f, 4);
+        u = w;
+    } else {
+        memcpy(&u, &p->fill, 8);
+    }
+    return u;
 }
 
 /* Where a call runs. */
@@ -175,7 +194,7 @@ static h5zgpu_status encode_fixed(const hz_target *t, const fl_geom *g, const h5
 {
     int is_f32 = p->dtype == H5ZGPU_FLOAT32;
 #ifdef H5ZGPU_HAVE_CUDA
-    if (t->gpu) {
+    if (t->gpu && !p->has_fill) {
         h5zgpu_status st = hzc_fixed_encode(g, p->mode, p->eb, is_f32, in, 0, out, 0, cap, len,
                                             eb_abs, sum, t->device, NULL);
         if (!fall_back(t, st))
@@ -187,11 +206,13 @@ static h5zgpu_status encode_fixed(const hz_target *t, const fl_geom *g, const h5
 #else
     (void)t;
 #endif
-    fl_quant Q;
+    fl_quant Q, F = {.is_f32 = is_f32, .has_fill = p->has_fill, .fill_bits = fill_bits(p)};
     int any;
     double lo, hi;
-    fl_stats_cpu(in, hz_count(p->rank, p->dims), is_f32, p->mode, &any, &lo, &hi);
+    fl_stats_cpu(in, hz_count(p->rank, p->dims), &F, p->mode, &any, &lo, &hi);
     fl_quant_init(&Q, p->mode, p->eb, is_f32, any, lo, hi);
+    Q.has_fill = F.has_fill;
+    Q.fill_bits = F.fill_bits;
     h5zgpu_status st = fl_encode_cpu(g, &Q, in, out, cap, len);
     if (st == H5ZGPU_OK) {
         *eb_abs = Q.eb;
@@ -210,7 +231,8 @@ h5zgpu_status h5zgpu_compress(const h5zgpu_params *p, const void *in, void *out,
         return st;
     if (!in || !out || !out_len)
         return hz_fail(H5ZGPU_E_INVALID_ARG, "a buffer pointer is NULL");
-    size_t hlen = hz_header_len(p->rank);
+    unsigned flags = p->has_fill ? HZ_FLAG_FILL : 0u;
+    size_t hlen = hz_header_len(p->rank, flags);
     uint64_t raw = hz_count(p->rank, p->dims) * hz_esize(p->dtype);
     if (out_cap < hlen + raw)
         return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL,
@@ -221,6 +243,7 @@ h5zgpu_status h5zgpu_compress(const h5zgpu_params *p, const void *in, void *out,
     fl_geom_init(&g, p->rank, p->dims);
 
     hz_header h = {.version = H5ZGPU_FORMAT_VERSION, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
+                   .flags = flags, .fill_bits = p->has_fill ? fill_bits(p) : 0,
                    .dtype = p->dtype, .mode = p->mode, .eb = p->eb};
     memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
     uint8_t *pay = (uint8_t *)out + hlen;
@@ -243,7 +266,7 @@ h5zgpu_status h5zgpu_compress(const h5zgpu_params *p, const void *in, void *out,
 
 static h5zgpu_status check_sum(const uint8_t *in, const hz_header *h, uint32_t sum)
 {
-    size_t hlen = hz_header_len(h->rank);
+    size_t hlen = hz_header_len(h->rank, h->flags);
     uint32_t want = hz_get_u32(in + HZ_OFF_CHECKSUM);
     uint32_t got = hz_checksum(in, hlen, sum, h->payload_len);
     if (want != got)
@@ -257,6 +280,8 @@ static void quant_for_decode(fl_quant *Q, const hz_header *h)
 {
     fl_quant_init(Q, h->mode == H5ZGPU_MODE_PWREL ? H5ZGPU_MODE_PWREL : H5ZGPU_MODE_ABS, h->eb_abs,
                   h->dtype == H5ZGPU_FLOAT32, 0, 0, 0);
+    Q->has_fill = (h->flags & HZ_FLAG_FILL) != 0;
+    Q->fill_bits = h->fill_bits;
 }
 
 h5zgpu_status h5zgpu_decompress(const void *in, size_t in_len, void *out, size_t out_cap,
@@ -277,7 +302,7 @@ h5zgpu_status h5zgpu_decompress(const void *in, size_t in_len, void *out, size_t
     if (h.codec == H5ZGPU_CODEC_HUFFMAN)
         return hz_fail(H5ZGPU_E_UNSUPPORTED, "chunk was written by the Huffman codec (2), which "
                                              "this build does not have yet");
-    const uint8_t *pay = c + hz_header_len(h.rank);
+    const uint8_t *pay = c + hz_header_len(h.rank, h.flags);
     if (h.codec == HZ_CODEC_RAW) {
         if ((st = check_sum(c, &h, hz_sum(pay, h.payload_len))) != H5ZGPU_OK)
             return st;
@@ -290,7 +315,7 @@ h5zgpu_status h5zgpu_decompress(const void *in, size_t in_len, void *out, size_t
     fl_geom g;
     fl_geom_init(&g, h.rank, h.dims);
 #ifdef H5ZGPU_HAVE_CUDA
-    if (t.gpu) {
+    if (t.gpu && !(h.flags & HZ_FLAG_FILL)) {
         uint32_t sum;
         st = hzc_fixed_decode(&g, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32, pay, 0,
                               h.payload_len, out, 0, &sum, t.device, NULL);
@@ -333,7 +358,18 @@ h5zgpu_status h5zgpu_chunk_info(const void *in, size_t in_len, h5zgpu_info *info
     info->eb_abs = h.eb_abs;
     info->rank = h.rank;
     memcpy(info->dims, h.dims, sizeof(uint64_t) * h.rank);
-    info->header_len = hz_header_len(h.rank);
+    info->has_fill = (h.flags & HZ_FLAG_FILL) != 0;
+    if (info->has_fill) {
+        if (h.dtype == H5ZGPU_FLOAT32) {
+            uint32_t w = (uint32_t)h.fill_bits;
+            float f;
+            memcpy(&f, &w, 4);
+            info->fill = f;
+        } else {
+            memcpy(&info->fill, &h.fill_bits, 8);
+        }
+    }
+    info->header_len = hz_header_len(h.rank, h.flags);
     info->payload_len = h.payload_len;
     info->raw_len = hz_count(h.rank, h.dims) * hz_esize(h.dtype);
     return H5ZGPU_OK;
@@ -366,6 +402,43 @@ h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const
 }
 
 #ifdef H5ZGPU_HAVE_CUDA
+/* Chunks with a fill value take the CPU codec until the kernels learn fill bitmaps: the data
+ * goes through host memory, the bytes are the same. */
+static h5zgpu_status staged_compress(const h5zgpu_params *p, const void *d_in, void *d_out,
+                                     size_t out_cap, size_t *out_len, int device, void *stream)
+{
+    const h5zgpu_exec cpu = {H5ZGPU_EXEC_CPU, 0};
+    uint64_t raw = hz_count(p->rank, p->dims) * hz_esize(p->dtype);
+    size_t cap = h5zgpu_compress_bound(p);
+    uint8_t *in = malloc(raw), *out = malloc(cap);
+    h5zgpu_status st = !in || !out ? hz_fail(H5ZGPU_E_NOMEM, "no host memory to stage a chunk")
+                                   : hzc_copy(in, 0, d_in, 1, raw, device, stream);
+    if (st == H5ZGPU_OK)
+        st = h5zgpu_compress(p, in, out, cap, out_len, &cpu);
+    if (st == H5ZGPU_OK)
+        st = *out_len <= out_cap ? hzc_copy(d_out, 1, out, 0, *out_len, device, stream)
+                                 : hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL, "output buffer too small");
+    free(in);
+    free(out);
+    return st;
+}
+
+static h5zgpu_status staged_decompress(const void *d_in, size_t in_len, void *d_out, uint64_t raw,
+                                       size_t *out_len, int device, void *stream)
+{
+    const h5zgpu_exec cpu = {H5ZGPU_EXEC_CPU, 0};
+    uint8_t *in = malloc(in_len), *out = malloc(raw);
+    h5zgpu_status st = !in || !out ? hz_fail(H5ZGPU_E_NOMEM, "no host memory to stage a chunk")
+                                   : hzc_copy(in, 0, d_in, 1, in_len, device, stream);
+    if (st == H5ZGPU_OK)
+        st = h5zgpu_decompress(in, in_len, out, raw, out_len, &cpu);
+    if (st == H5ZGPU_OK)
+        st = hzc_copy(d_out, 1, out, 0, raw, device, stream);
+    free(in);
+    free(out);
+    return st;
+}
+
 h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, void *d_out,
                                      size_t out_cap, size_t *out_len, int device, void *stream)
 {
@@ -373,7 +446,9 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
     h5zgpu_status st = h5zgpu_params_check(p);
     if (st != H5ZGPU_OK)
         return st;
-    size_t hlen = hz_header_len(p->rank);
+    if (p->has_fill)
+        return staged_compress(p, d_in, d_out, out_cap, out_len, device, stream);
+    size_t hlen = hz_header_len(p->rank, 0);
     uint64_t raw = hz_count(p->rank, p->dims) * hz_esize(p->dtype);
     if (out_cap < hlen + raw)
         return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL,
@@ -397,7 +472,7 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
     }
     if (st != H5ZGPU_OK)
         return st;
-    uint8_t hdr[HZ_HDR_FIXED + 4 * H5ZGPU_MAX_RANK];
+    uint8_t hdr[HZ_HDR_MAX];
     hz_header_write(hdr, &h, sum);
     if ((st = hzc_copy(d_out, 1, hdr, 0, hlen, device, stream)) != H5ZGPU_OK)
         return st;
@@ -408,7 +483,7 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
 h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_out,
                                        size_t out_cap, size_t *out_len, int device, void *stream)
 {
-    uint8_t hdr[HZ_HDR_FIXED + 4 * H5ZGPU_MAX_RANK];
+    uint8_t hdr[HZ_HDR_MAX];
     hz_header h;
     h5zgpu_status st;
     if (in_len < HZ_HDR_FIXED)
@@ -416,7 +491,7 @@ h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_
     if ((st = hzc_copy(hdr, 0, d_in, 1, HZ_HDR_FIXED, device, stream)) != H5ZGPU_OK)
         return st;
     unsigned rank = hdr[8] <= H5ZGPU_MAX_RANK ? hdr[8] : 0;
-    size_t hlen = hz_header_len(rank);
+    size_t hlen = hz_header_len(rank, hdr[9]);
     if (in_len >= hlen && rank &&
         (st = hzc_copy(hdr, 0, d_in, 1, hlen, device, stream)) != H5ZGPU_OK)
         return st;
@@ -426,6 +501,8 @@ h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_
     if (out_cap < raw)
         return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL, "output buffer of %zu bytes, chunk needs %llu",
                        out_cap, (unsigned long long)raw);
+    if (h.flags & HZ_FLAG_FILL)
+        return staged_decompress(d_in, in_len, d_out, raw, out_len, device, stream);
     const uint8_t *pay = (const uint8_t *)d_in + hlen;
     uint32_t sum = 0;
     if (h.codec == HZ_CODEC_RAW) {

@@ -34,7 +34,7 @@ uint32_t hz_sum(const uint8_t *p, uint64_t n)
 
 uint32_t hz_checksum(const uint8_t *hdr, size_t hlen, uint32_t payload_sum, uint64_t payload_len)
 {
-    uint8_t copy[HZ_HDR_FIXED + 4 * H5ZGPU_MAX_RANK];
+    uint8_t copy[HZ_HDR_MAX];
     memcpy(copy, hdr, hlen);
     hz_put_u32(copy + HZ_OFF_CHECKSUM, 0);
     return hz_fmix32(hz_sum(copy, hlen) ^ hz_fmix32(payload_sum + (uint32_t)payload_len));
@@ -42,14 +42,14 @@ uint32_t hz_checksum(const uint8_t *hdr, size_t hlen, uint32_t payload_sum, uint
 
 void hz_header_write(uint8_t *out, const hz_header *h, uint32_t payload_sum)
 {
-    size_t hlen = hz_header_len(h->rank);
+    size_t hlen = hz_header_len(h->rank, h->flags);
     memcpy(out, magic, 4);
     out[4] = (uint8_t)h->version;
     out[5] = (uint8_t)h->codec;
     out[6] = (uint8_t)h->dtype;
     out[7] = (uint8_t)h->mode;
     out[8] = (uint8_t)h->rank;
-    out[9] = 0;
+    out[9] = (uint8_t)h->flags;
     hz_put_u16(out + 10, 0);
     hz_put_u32(out + HZ_OFF_CHECKSUM, 0);
     hz_put_f64(out + 16, h->eb);
@@ -57,6 +57,8 @@ void hz_header_write(uint8_t *out, const hz_header *h, uint32_t payload_sum)
     hz_put_u64(out + 32, h->payload_len);
     for (unsigned i = 0; i < h->rank; i++)
         hz_put_u32(out + HZ_HDR_FIXED + 4 * i, (uint32_t)h->dims[i]);
+    if (h->flags & HZ_FLAG_FILL)
+        hz_put_u64(out + HZ_HDR_FIXED + 4 * h->rank, h->fill_bits);
     hz_put_u32(out + HZ_OFF_CHECKSUM, hz_checksum(out, hlen, payload_sum, h->payload_len));
 }
 
@@ -93,9 +95,10 @@ h5zgpu_status hz_header_parse(const uint8_t *in, size_t avail, size_t len, hz_he
     if (h->rank < 1 || h->rank > H5ZGPU_MAX_RANK)
         return hz_fail(H5ZGPU_E_CORRUPT, "chunk rank %u is outside 1..%d", h->rank,
                        H5ZGPU_MAX_RANK);
-    if (in[9] != 0 || hz_get_u16(in + 10) != 0)
+    h->flags = in[9];
+    if ((h->flags & ~HZ_FLAG_FILL) != 0 || hz_get_u16(in + 10) != 0)
         return hz_fail(H5ZGPU_E_CORRUPT, "chunk header has reserved bits set");
-    size_t hlen = hz_header_len(h->rank);
+    size_t hlen = hz_header_len(h->rank, h->flags);
     if (len < hlen || avail < hlen)
         return hz_fail(H5ZGPU_E_CORRUPT, "chunk of %zu bytes is shorter than its header (%zu)",
                        len, hlen);
@@ -104,6 +107,11 @@ h5zgpu_status hz_header_parse(const uint8_t *in, size_t avail, size_t len, hz_he
     h->payload_len = hz_get_u64(in + 32);
     for (unsigned i = 0; i < h->rank; i++)
         h->dims[i] = hz_get_u32(in + HZ_HDR_FIXED + 4 * i);
+    if (h->flags & HZ_FLAG_FILL) {
+        h->fill_bits = hz_get_u64(in + HZ_HDR_FIXED + 4 * h->rank);
+        if (h->dtype == H5ZGPU_FLOAT32 && h->fill_bits > 0xFFFFFFFFu)
+            return hz_fail(H5ZGPU_E_CORRUPT, "float32 chunk holds a fill value wider than 32 bits");
+    }
     uint64_t n = hz_count(h->rank, h->dims);
     if (n == 0)
         return hz_fail(H5ZGPU_E_CORRUPT, "chunk shape is empty or too large");

@@ -9,11 +9,14 @@
 #include <stdint.h>
 
 #define HZ_HDR_FIXED 40u
+#define HZ_HDR_MAX (HZ_HDR_FIXED + 4u * H5ZGPU_MAX_RANK + 8u)
 #define HZ_OFF_CHECKSUM 12u
 #define HZ_CODEC_RAW 0u
+#define HZ_FLAG_FILL 1u   /* a fill value follows the dims */
 
 typedef struct hz_header {
-    unsigned version, codec, rank;
+    unsigned version, codec, rank, flags;
+    uint64_t fill_bits;   /* the fill value's bits in the element type (HZ_FLAG_FILL) */
     h5zgpu_dtype dtype;
     h5zgpu_mode mode;
     double eb, eb_abs;
@@ -21,9 +24,9 @@ typedef struct hz_header {
     uint64_t dims[H5ZGPU_MAX_RANK];
 } hz_header;
 
-static inline size_t hz_header_len(unsigned rank)
+static inline size_t hz_header_len(unsigned rank, unsigned flags)
 {
-    return HZ_HDR_FIXED + 4u * rank;
+    return HZ_HDR_FIXED + 4u * rank + ((flags & HZ_FLAG_FILL) ? 8u : 0u);
 }
 
 static inline unsigned hz_esize(h5zgpu_dtype t)

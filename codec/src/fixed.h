@@ -16,14 +16,20 @@
  * grid over it. Returns 0 on success, -1 if the shape is empty. */
 int fl_geom_init(fl_geom *g, unsigned rank, const uint64_t *dims);
 
-/* Bytes before the block headers: base, tile masks, tile predictors. */
+/* Bytes before the block headers: base, tile masks, tile predictors, and with a fill value the
+ * tile fill masks. */
+static inline uint64_t fl_tables_size_fill(const fl_geom *g, int has_fill)
+{
+    return FL_OFF_MASKS + (has_fill ? 9u : 5u) * g->ntiles;
+}
+
 static inline uint64_t fl_tables_size(const fl_geom *g)
 {
-    return FL_OFF_MASKS + 5u * g->ntiles;
+    return fl_tables_size_fill(g, 0);
 }
 
 /* Largest payload the encoder can produce: every block raw. */
-uint64_t fl_payload_bound(const fl_geom *g, unsigned esize);
+uint64_t fl_payload_bound(const fl_geom *g, unsigned esize, int has_fill);
 
 /* The quantiser for a chunk from its statistics (fl_stats_cpu or the GPU's reduction):
  * lo/hi are the smallest and largest finite values (ABS/REL) or the smallest log2-like
@@ -31,9 +37,10 @@ uint64_t fl_payload_bound(const fl_geom *g, unsigned esize);
 void fl_quant_init(fl_quant *Q, h5zgpu_mode mode, double eb, int is_f32, int any, double lo,
                    double hi);
 
-/* Statistics of the chunk that fl_quant_init needs, on the CPU. */
-void fl_stats_cpu(const void *in, uint64_t n, int is_f32, h5zgpu_mode mode, int *any, double *lo,
-                  double *hi);
+/* Statistics of the chunk that fl_quant_init needs, on the CPU; fill's is_f32, has_fill and
+ * fill_bits say the element type and which elements to leave out. */
+void fl_stats_cpu(const void *in, uint64_t n, const fl_quant *fill, h5zgpu_mode mode, int *any,
+                  double *lo, double *hi);
 
 /* Encodes into out[0..cap); returns H5ZGPU_E_OUTPUT_TOO_SMALL when the payload would not fit
  * (the caller then stores the chunk raw). */

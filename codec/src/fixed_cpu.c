@@ -48,9 +48,10 @@ int fl_geom_init(fl_geom *g, unsigned rank, const uint64_t *dims)
     return 0;
 }
 
-uint64_t fl_payload_bound(const fl_geom *g, unsigned esize)
+uint64_t fl_payload_bound(const fl_geom *g, unsigned esize, int has_fill)
 {
-    return fl_tables_size(g) + g->nblocks + g->nz * g->ny * g->nx * esize;
+    return fl_tables_size_fill(g, has_fill) + g->nblocks * (has_fill ? 9u : 1u) +
+           g->nz * g->ny * g->nx * esize;
 }
 
 void fl_quant_init(fl_quant *Q, h5zgpu_mode mode, double eb, int is_f32, int any, double lo,
@@ -68,16 +69,32 @@ void fl_quant_init(fl_quant *Q, h5zgpu_mode mode, double eb, int is_f32, int any
     Q->inv2eb = Q->eb > 0 ? 1.0 / Q->twoeb : 0.0;
 }
 
-void fl_stats_cpu(const void *in, uint64_t n, int is_f32, h5zgpu_mode mode, int *any, double *lo,
-                  double *hi)
+/* Element i as a double, and its bits. */
+static double element(const void *in, int is_f32, uint64_t i, uint64_t *bits)
 {
-    const float *f = (const float *)in;
-    const double *d = (const double *)in;
+    if (is_f32) {
+        float f;
+        uint32_t u;
+        memcpy(&f, (const uint8_t *)in + 4 * i, 4);
+        memcpy(&u, &f, 4);
+        *bits = u;
+        return (double)f;
+    }
+    double d;
+    memcpy(&d, (const uint8_t *)in + 8 * i, 8);
+    memcpy(bits, &d, 8);
+    return d;
+}
+
+void fl_stats_cpu(const void *in, uint64_t n, const fl_quant *fill, h5zgpu_mode mode, int *any,
+                  double *lo, double *hi)
+{
     double mn = 0, mx = 0;
     int seen = 0;
     for (uint64_t i = 0; i < n; i++) {
-        double v = is_f32 ? (double)f[i] : d[i];
-        if (!hz_is_finite(v))
+        uint64_t bits;
+        double v = element(in, fill->is_f32, i, &bits);
+        if (!hz_is_finite(v) || fl_is_fill(fill, bits))
             continue;
         if (mode == H5ZGPU_MODE_PWREL) {
             if (v == 0.0)
@@ -95,38 +112,78 @@ void fl_stats_cpu(const void *in, uint64_t n, int is_f32, h5zgpu_mode mode, int 
     *hi = mx;
 }
 
-/* One block's values in block order; returns how many lie inside the chunk. */
-static uint64_t load_block(const fl_geom *g, const void *in, int is_f32, uint64_t b,
-                           double v[FL_BLOCK], unsigned char valid[FL_BLOCK])
+/* One block, loaded and quantised. */
+typedef struct fl_blk {
+    int64_t q[FL_BLOCK];
+    unsigned char valid[FL_BLOCK];
+    uint64_t fill;      /* bit e: element e is the fill value */
+    uint64_t nvalid;
+    int ok;             /* every value that is not fill can be coded */
+    int all_fill;       /* every element inside the chunk is fill: the block costs no bytes */
+} fl_blk;
+
+static void load_block(const fl_geom *g, const fl_quant *Q, const void *in, uint64_t b,
+                       fl_blk *k)
 {
-    uint64_t z0, y0, x0, nvalid = 0;
+    uint64_t z0, y0, x0;
+    unsigned e = 0, first = FL_BLOCK;
     fl_block_origin(g, b, &z0, &y0, &x0);
-    for (unsigned e = 0; e < FL_BLOCK; e++) {
-        uint64_t x = x0 + e % g->bx, y = y0 + (e / g->bx) % g->by, z = z0 + e / (g->bx * g->by);
-        valid[e] = x < g->nx && y < g->ny && z < g->nz;
-        v[e] = 0;
-        if (valid[e]) {
-            uint64_t i = (z * g->ny + y) * g->nx + x;
-            v[e] = is_f32 ? (double)((const float *)in)[i] : ((const double *)in)[i];
-            nvalid++;
-        }
-    }
-    return nvalid;
+    k->fill = 0;
+    k->nvalid = 0;
+    k->ok = 1;
+    for (unsigned z = 0; z < g->bz; z++)
+        for (unsigned y = 0; y < g->by; y++)
+            for (unsigned x = 0; x < g->bx; x++, e++) {
+                k->q[e] = 0;
+                k->valid[e] = z0 + z < g->nz && y0 + y < g->ny && x0 + x < g->nx;
+                if (!k->valid[e])
+                    continue;
+                uint64_t bits;
+                double v = element(in, Q->is_f32, ((z0 + z) * g->ny + y0 + y) * g->nx + x0 + x,
+                                   &bits);
+                k->nvalid++;
+                if (fl_is_fill(Q, bits)) {
+                    k->fill |= UINT64_C(1) << e;
+                    continue;
+                }
+                if (!fl_quantize(Q, v, &k->q[e]))
+                    k->ok = 0;
+                if (first == FL_BLOCK)
+                    first = e;
+            }
+    k->all_fill = first == FL_BLOCK;
+    /* a fill corner takes the code of the block's first other value: its residual is stored
+     * anyway, and its neighbours are predicted from it */
+    if ((k->fill & 1u) && !k->all_fill)
+        k->q[0] = k->q[first];
 }
 
-static void residuals(const fl_geom *g, unsigned pred, const int64_t q[FL_BLOCK],
-                      const unsigned char valid[FL_BLOCK], int64_t r[FL_BLOCK],
+/* Residuals of a coded block under a predictor. Fill elements past the corner take their
+ * prediction as code (residual 0), so they never enter the prediction of their neighbours. */
+static void residuals(const fl_geom *g, unsigned pred, const fl_blk *k, int64_t r[FL_BLOCK],
                       fl_block_stat *s)
 {
+    int64_t own[FL_BLOCK];
+    int64_t *q = (int64_t *)k->q;
     unsigned e = 0;
+    if (k->fill >> 1) {
+        memcpy(own, k->q, sizeof own);
+        q = own;
+    }
     s->maxmag = 0;
     s->nnz = 0;
     for (unsigned z = 0; z < g->bz; z++)
         for (unsigned y = 0; y < g->by; y++)
             for (unsigned x = 0; x < g->bx; x++, e++) {
-                r[e] = valid[e] ? (int64_t)((uint64_t)q[e] -
-                                            (uint64_t)fl_predict_at(pred, g->by, g->bx, q, z, y, x))
-                                : 0;
+                int64_t p = fl_predict_at(pred, g->by, g->bx, q, z, y, x);
+                if (!k->valid[e]) {
+                    r[e] = 0;
+                } else if (e > 0 && (k->fill >> e & 1u)) {
+                    q[e] = p;
+                    r[e] = 0;
+                } else {
+                    r[e] = (int64_t)((uint64_t)q[e] - (uint64_t)p);
+                }
                 if (e > 0 && r[e]) {
                     uint64_t m = r[e] < 0 ? (uint64_t)-r[e] : (uint64_t)r[e];
                     s->maxmag = m > s->maxmag ? m : s->maxmag;
@@ -134,19 +191,6 @@ static void residuals(const fl_geom *g, unsigned pred, const int64_t q[FL_BLOCK]
                 }
             }
     s->r0 = r[0];
-}
-
-/* Quantises a block; returns 0 if some value must be stored raw (then the block is raw). */
-static int quantize_block(const fl_quant *Q, const double v[FL_BLOCK],
-                          const unsigned char valid[FL_BLOCK], int64_t q[FL_BLOCK])
-{
-    int ok = 1;
-    for (unsigned e = 0; e < FL_BLOCK; e++) {
-        q[e] = 0;
-        if (valid[e] && !fl_quantize(Q, v[e], &q[e]))
-            ok = 0;
-    }
-    return ok;
 }
 
 static uint8_t *write_block(uint8_t *p, unsigned hdr, const int64_t r[FL_BLOCK])
@@ -177,8 +221,9 @@ static uint8_t *write_block(uint8_t *p, unsigned hdr, const int64_t r[FL_BLOCK])
 }
 
 typedef struct tile_sum {
-    uint32_t mask;
-    uint8_t pred;
+    uint32_t mask;            /* blocks with a header byte */
+    uint32_t fmask;           /* blocks with fill values (and not raw) */
+    uint8_t pred;             /* predictor id | FL_TILE_CORNER_DELTA */
     uint64_t nhdr, bytes;     /* this tile's header bytes and payload bytes */
     uint64_t hdr_off, off;    /* exclusive prefix sums */
 } tile_sum;
@@ -187,35 +232,42 @@ typedef struct tile_sum {
 static void analyse_tile(const fl_geom *g, const fl_quant *Q, const void *in, uint64_t t,
                          unsigned esize, uint8_t *hdrs, tile_sum *ts)
 {
-    double v[FL_BLOCK];
-    unsigned char valid[FL_BLOCK];
-    int64_t q[FL_BLOCK], r[FL_BLOCK];
+    fl_blk k;
+    int64_t r[FL_BLOCK];
     unsigned np = fl_npred(g), hdr[FL_NPRED][2][FL_TILE];
     uint64_t cost[FL_NPRED][2] = {{0}}, size[FL_NPRED][2][FL_TILE];
     int64_t prev = 0; /* corner of the previous coded block */
     uint64_t b0 = t * FL_TILE, nb = g->nblocks - b0 < FL_TILE ? g->nblocks - b0 : FL_TILE;
 
+    ts->mask = 0;
+    ts->fmask = 0;
     for (uint64_t i = 0; i < nb; i++) {
-        uint64_t nvalid = load_block(g, in, Q->is_f32, b0 + i, v, valid);
-        int ok = quantize_block(Q, v, valid, q);
+        load_block(g, Q, in, b0 + i, &k);
+        if (k.fill && k.ok)
+            ts->fmask |= 1u << i;
         for (unsigned p = 0; p < np; p++) {
             fl_block_stat s = {0, 0, 0};
-            if (ok)
-                residuals(g, p, q, valid, r, &s);
+            int coded = k.ok && !k.all_fill;
+            if (coded)
+                residuals(g, p, &k, r, &s);
             for (unsigned m = 0; m < 2; m++) {
-                if (ok) {
-                    s.r0 = m ? (int64_t)((uint64_t)q[0] - (uint64_t)prev) : q[0];
-                    hdr[p][m][i] = fl_block_header(&s);
-                } else {
-                    hdr[p][m][i] = FL_HDR_RAW;
+                unsigned h = 0;
+                uint64_t n = 0;
+                if (!k.ok) {
+                    h = FL_HDR_RAW;
+                } else if (coded) {
+                    s.r0 = m ? (int64_t)((uint64_t)k.q[0] - (uint64_t)prev) : k.q[0];
+                    h = fl_block_header(&s);
                 }
-                size[p][m][i] =
-                    hdr[p][m][i] ? 1 + fl_block_payload_size(hdr[p][m][i], nvalid, esize) : 0;
-                cost[p][m] += size[p][m][i];
+                if (h || (coded && k.fill)) /* a fill bitmap needs a header byte too */
+                    n = 1 + (k.fill && k.ok ? 8u : 0u) + fl_block_payload_size(h, k.nvalid, esize);
+                hdr[p][m][i] = h;
+                size[p][m][i] = n;
+                cost[p][m] += n;
             }
         }
-        if (ok)
-            prev = q[0];
+        if (k.ok && !k.all_fill)
+            prev = k.q[0];
     }
     unsigned bp = 0, bm = 0;
     for (unsigned p = 0; p < np; p++)
@@ -225,12 +277,11 @@ static void analyse_tile(const fl_geom *g, const fl_quant *Q, const void *in, ui
                 bm = m;
             }
     ts->pred = (uint8_t)(bp | (bm ? FL_TILE_CORNER_DELTA : 0u));
-    ts->mask = 0;
     ts->nhdr = 0;
     ts->bytes = 0;
     for (uint64_t i = 0; i < nb; i++) {
         hdrs[b0 + i] = (uint8_t)hdr[bp][bm][i];
-        if (hdr[bp][bm][i]) {
+        if (size[bp][bm][i]) {
             ts->mask |= 1u << i;
             ts->nhdr++;
             ts->bytes += size[bp][bm][i] - 1;
@@ -243,41 +294,42 @@ static void write_tile(const fl_geom *g, const fl_quant *Q, const void *in, uint
                        unsigned esize, const uint8_t *hdrs, const tile_sum *ts, uint8_t *hdr_out,
                        uint8_t *pay_out)
 {
-    double v[FL_BLOCK];
-    unsigned char valid[FL_BLOCK];
-    int64_t q[FL_BLOCK], r[FL_BLOCK];
+    fl_blk k;
+    int64_t r[FL_BLOCK];
     uint8_t *h = hdr_out + ts->hdr_off, *p = pay_out + ts->off;
     uint64_t b0 = t * FL_TILE, nb = g->nblocks - b0 < FL_TILE ? g->nblocks - b0 : FL_TILE;
     unsigned pred = ts->pred & ~FL_TILE_CORNER_DELTA, delta = ts->pred >> 7;
     int64_t prev = 0; /* corner of the previous coded block */
     for (unsigned i = 0; i < nb; i++) {
+        if (!(ts->mask >> i & 1u)) /* empty: a delta-coded corner repeats the previous one */
+            continue;
         uint64_t b = b0 + i;
         unsigned hdr = hdrs[b];
-        if (hdr == 0) /* empty: a delta-coded corner repeats the previous one */
-            continue;
         *h++ = (uint8_t)hdr;
-        load_block(g, in, Q->is_f32, b, v, valid);
+        load_block(g, Q, in, b, &k);
         if (hdr == FL_HDR_RAW) {
+            uint64_t z0, y0, x0;
+            fl_block_origin(g, b, &z0, &y0, &x0);
             for (unsigned e = 0; e < FL_BLOCK; e++) {
-                if (!valid[e])
-                    continue;
-                if (Q->is_f32) {
-                    float f = (float)v[e];
-                    memcpy(p, &f, 4);
-                } else {
-                    memcpy(p, &v[e], 8);
+                uint64_t x = x0 + e % g->bx, y = y0 + (e / g->bx) % g->by,
+                         z = z0 + e / (g->bx * g->by);
+                if (k.valid[e]) {
+                    memcpy(p, (const uint8_t *)in + ((z * g->ny + y) * g->nx + x) * esize, esize);
+                    p += esize;
                 }
-                p += esize;
             }
-        } else {
-            fl_block_stat s;
-            quantize_block(Q, v, valid, q);
-            residuals(g, pred, q, valid, r, &s);
-            if (delta)
-                r[0] = (int64_t)((uint64_t)q[0] - (uint64_t)prev);
-            prev = q[0];
-            p = write_block(p, hdr, r);
+            continue;
         }
+        fl_block_stat s;
+        if (k.fill) {
+            hz_put_u64(p, k.fill);
+            p += 8;
+        }
+        residuals(g, pred, &k, r, &s);
+        if (delta)
+            r[0] = (int64_t)((uint64_t)k.q[0] - (uint64_t)prev);
+        prev = k.q[0];
+        p = write_block(p, hdr, r);
     }
 }
 
@@ -304,7 +356,7 @@ h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in,
         nhdr += ts[t].nhdr;
         bytes += ts[t].bytes;
     }
-    uint64_t tables = fl_tables_size(g), total = tables + nhdr + bytes;
+    uint64_t tables = fl_tables_size_fill(g, Q->has_fill), total = tables + nhdr + bytes;
     if (total > cap) {
         st = H5ZGPU_E_OUTPUT_TOO_SMALL;
         goto done;
@@ -313,6 +365,8 @@ h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in,
     for (uint64_t t = 0; t < g->ntiles; t++) {
         hz_put_u32(out + FL_OFF_MASKS + 4 * t, ts[t].mask);
         out[FL_OFF_MASKS + 4 * g->ntiles + t] = ts[t].pred;
+        if (Q->has_fill)
+            hz_put_u32(out + FL_OFF_MASKS + 5 * g->ntiles + 4 * t, ts[t].fmask);
     }
 #pragma omp parallel for schedule(dynamic, 64)
     for (int64_t t = 0; t < nt; t++)
@@ -359,19 +413,30 @@ static h5zgpu_status read_block(const uint8_t *p, unsigned hdr, int64_t r[FL_BLO
     return H5ZGPU_OK;
 }
 
-static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t, uint32_t mask,
-                                 unsigned pred, const uint8_t *h, const uint8_t *p, void *out)
+static void put_fill(const fl_quant *Q, void *out, uint64_t idx)
 {
-    unsigned esize = Q->is_f32 ? 4u : 8u, delta = pred >> 7;
+    if (Q->is_f32) {
+        uint32_t u = (uint32_t)Q->fill_bits;
+        memcpy((uint8_t *)out + 4 * idx, &u, 4);
+    } else {
+        memcpy((uint8_t *)out + 8 * idx, &Q->fill_bits, 8);
+    }
+}
+
+static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t,
+                                 const tile_sum *ts, const uint8_t *h, const uint8_t *p,
+                                 void *out)
+{
+    unsigned esize = Q->is_f32 ? 4u : 8u, delta = ts->pred >> 7;
+    unsigned pred = ts->pred & ~FL_TILE_CORNER_DELTA;
     int64_t q[FL_BLOCK], r[FL_BLOCK], prev = 0;
     uint64_t b0 = t * FL_TILE, nb = g->nblocks - b0 < FL_TILE ? g->nblocks - b0 : FL_TILE;
-    pred &= ~FL_TILE_CORNER_DELTA;
     for (uint64_t i = 0; i < nb; i++) {
-        uint64_t b = b0 + i, z0, y0, x0;
-        unsigned hdr = 0;
+        uint64_t b = b0 + i, z0, y0, x0, fill = 0;
+        unsigned hdr = 0, has_hdr = ts->mask >> i & 1u, has_fill = ts->fmask >> i & 1u;
         fl_block_origin(g, b, &z0, &y0, &x0);
         uint64_t nvalid = fl_block_nvalid(g, z0, y0, x0);
-        if (mask >> i & 1u)
+        if (has_hdr)
             hdr = *h++;
         if (hdr == FL_HDR_RAW) {
             for (unsigned e = 0; e < FL_BLOCK; e++) {
@@ -384,31 +449,42 @@ static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t
             }
             continue;
         }
-        if (hdr) {
-            if (read_block(p, hdr, r) != H5ZGPU_OK)
-                return H5ZGPU_E_CORRUPT;
-            p += fl_block_payload_size(hdr, nvalid, esize);
+        if (has_fill && !has_hdr) { /* every element is fill */
+            fill = ~UINT64_C(0);
         } else {
+            if (has_fill) {
+                fill = hz_get_u64(p);
+                p += 8;
+            }
             memset(r, 0, sizeof r);
+            if (hdr) {
+                if (read_block(p, hdr, r) != H5ZGPU_OK)
+                    return H5ZGPU_E_CORRUPT;
+                p += fl_block_payload_size(hdr, nvalid, esize);
+            }
+            if (delta)
+                r[0] = (int64_t)((uint64_t)r[0] + (uint64_t)prev);
+            for (unsigned z = 0, e = 0; z < g->bz; z++)
+                for (unsigned y = 0; y < g->by; y++)
+                    for (unsigned x = 0; x < g->bx; x++, e++)
+                        q[e] = (int64_t)((uint64_t)r[e] +
+                                         (uint64_t)fl_predict_at(pred, g->by, g->bx, q, z, y, x));
+            prev = q[0];
         }
-        if (delta)
-            r[0] = (int64_t)((uint64_t)r[0] + (uint64_t)prev);
-        for (unsigned z = 0, e = 0; z < g->bz; z++)
-            for (unsigned y = 0; y < g->by; y++)
-                for (unsigned x = 0; x < g->bx; x++, e++)
-                    q[e] = (int64_t)((uint64_t)r[e] +
-                                     (uint64_t)fl_predict_at(pred, g->by, g->bx, q, z, y, x));
-        prev = q[0];
         for (unsigned e = 0; e < FL_BLOCK; e++) {
             uint64_t x = x0 + e % g->bx, y = y0 + (e / g->bx) % g->by, z = z0 + e / (g->bx * g->by);
             if (x >= g->nx || y >= g->ny || z >= g->nz)
                 continue;
-            double v = fl_reconstruct(Q, q[e]);
             uint64_t idx = (z * g->ny + y) * g->nx + x;
-            if (Q->is_f32)
-                ((float *)out)[idx] = (float)v;
-            else
-                ((double *)out)[idx] = v;
+            if (fill >> e & 1u) {
+                put_fill(Q, out, idx);
+            } else {
+                double v = fl_reconstruct(Q, q[e]);
+                if (Q->is_f32)
+                    ((float *)out)[idx] = (float)v;
+                else
+                    ((double *)out)[idx] = v;
+            }
         }
     }
     return H5ZGPU_OK;
@@ -418,7 +494,7 @@ h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, ui
                             void *out)
 {
     unsigned esize = Q->is_f32 ? 4u : 8u, np = fl_npred(g);
-    uint64_t tables = fl_tables_size(g);
+    uint64_t tables = fl_tables_size_fill(g, Q->has_fill);
     if (len < tables)
         return H5ZGPU_E_CORRUPT;
     Q->base = hz_get_f64(in + FL_OFF_BASE);
@@ -433,7 +509,9 @@ h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, ui
         uint64_t nb = g->nblocks - t * FL_TILE < FL_TILE ? g->nblocks - t * FL_TILE : FL_TILE;
         ts[t].mask = hz_get_u32(in + FL_OFF_MASKS + 4 * t);
         ts[t].pred = in[FL_OFF_MASKS + 4 * g->ntiles + t];
-        if ((ts[t].pred & ~FL_TILE_CORNER_DELTA) >= np || (nb < FL_TILE && (ts[t].mask >> nb) != 0))
+        ts[t].fmask = Q->has_fill ? hz_get_u32(in + FL_OFF_MASKS + 5 * g->ntiles + 4 * t) : 0;
+        if ((ts[t].pred & ~FL_TILE_CORNER_DELTA) >= np ||
+            (nb < FL_TILE && ((ts[t].mask | ts[t].fmask) >> nb) != 0))
             goto done;
         ts[t].hdr_off = nhdr;
         ts[t].nhdr = (uint64_t)__builtin_popcount(ts[t].mask);
@@ -450,11 +528,12 @@ h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, ui
             if (!(ts[t].mask >> i & 1u))
                 continue;
             uint64_t z0, y0, x0;
-            unsigned hdr = *h++;
-            if (!fl_header_valid(hdr))
+            unsigned hdr = *h++, has_fill = ts[t].fmask >> i & 1u;
+            if (!fl_header_valid_fill(hdr, has_fill))
                 goto done;
             fl_block_origin(g, t * FL_TILE + i, &z0, &y0, &x0);
-            bytes += fl_block_payload_size(hdr, fl_block_nvalid(g, z0, y0, x0), esize);
+            bytes += (has_fill ? 8u : 0u) +
+                     fl_block_payload_size(hdr, fl_block_nvalid(g, z0, y0, x0), esize);
         }
         if (bytes > avail)
             goto done;
@@ -466,8 +545,8 @@ h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, ui
     int64_t nt = (int64_t)g->ntiles;
 #pragma omp parallel for schedule(dynamic, 64) reduction(| : bad)
     for (int64_t t = 0; t < nt; t++)
-        bad |= decode_tile(g, Q, (uint64_t)t, ts[t].mask, ts[t].pred, hdrs + ts[t].hdr_off,
-                           pay + ts[t].off, out) != H5ZGPU_OK;
+        bad |= decode_tile(g, Q, (uint64_t)t, &ts[t], hdrs + ts[t].hdr_off, pay + ts[t].off,
+                           out) != H5ZGPU_OK;
     st = bad ? H5ZGPU_E_CORRUPT : H5ZGPU_OK;
 done:
     free(ts);
