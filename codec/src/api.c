@@ -221,16 +221,38 @@ static h5zgpu_status encode_fixed(const hz_target *t, const fl_geom *g, const h5
     return st;
 }
 
-h5zgpu_status h5zgpu_compress(const h5zgpu_params *p, const void *in, void *out, size_t out_cap,
-                              size_t *out_len, const h5zgpu_exec *exec)
+/* Whether any element's bits equal the fill value's. */
+static int holds_fill(const h5zgpu_params *p, const void *in)
+{
+    uint64_t n = hz_count(p->rank, p->dims), bits = fill_bits(p);
+    if (p->dtype == H5ZGPU_FLOAT32) {
+        const uint32_t *w = (const uint32_t *)in;
+        for (uint64_t i = 0; i < n; i++)
+            if (w[i] == (uint32_t)bits)
+                return 1;
+    } else {
+        const uint64_t *w = (const uint64_t *)in;
+        for (uint64_t i = 0; i < n; i++)
+            if (w[i] == bits)
+                return 1;
+    }
+    return 0;
+}
+
+h5zgpu_status h5zgpu_compress(const h5zgpu_params *given, const void *in, void *out,
+                              size_t out_cap, size_t *out_len, const h5zgpu_exec *exec)
 {
     hz_target t;
     fl_geom g;
-    h5zgpu_status st = h5zgpu_params_check(p);
+    h5zgpu_status st = h5zgpu_params_check(given);
     if (st != H5ZGPU_OK)
         return st;
     if (!in || !out || !out_len)
         return hz_fail(H5ZGPU_E_INVALID_ARG, "a buffer pointer is NULL");
+    /* a chunk without fill elements is written as if there were no fill value (FORMAT.md) */
+    h5zgpu_params own = *given;
+    const h5zgpu_params *p = &own;
+    own.has_fill = given->has_fill && holds_fill(given, in);
     unsigned flags = p->has_fill ? HZ_FLAG_FILL : 0u;
     size_t hlen = hz_header_len(p->rank, flags);
     uint64_t raw = hz_count(p->rank, p->dims) * hz_esize(p->dtype);
