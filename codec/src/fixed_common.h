@@ -6,10 +6,6 @@
 
 #include "portable.h"
 
-#ifdef __CUDACC__
-#pragma message("LEAD NOTE (temporary): the fixed-length format changed at 05:40 (mean predictor id 2, planar id 3, per-tile delta corners in bit 7 of the tile predictor byte, zero-centred base). Read cuda/LEAD_NOTE.md and codec/src/fixed_cpu.c.")
-#endif
-
 /* 64 values a block: the widest plane that is one 64-bit word. Shapes by dimensionality:
  * 4x4x4, 8x8, 64. Measured on Nyx-like 512^3 fields, 4x4x4 blocks beat 1-D runs by 10-40%. */
 #define FL_BLOCK 64

@@ -2,6 +2,8 @@
  * both directions run as: per tile in parallel, prefix sum, per tile in parallel. */
 #include "fixed.h"
 
+#include "parallel.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -333,6 +335,28 @@ static void write_tile(const fl_geom *g, const fl_quant *Q, const void *in, uint
     }
 }
 
+typedef struct enc_ctx {
+    const fl_geom *g;
+    const fl_quant *Q;
+    const void *in;
+    unsigned esize;
+    uint8_t *hdrs;
+    tile_sum *ts;
+    uint8_t *hdr_out, *pay_out;
+} enc_ctx;
+
+static void analyse_task(void *arg, uint64_t t)
+{
+    enc_ctx *c = arg;
+    analyse_tile(c->g, c->Q, c->in, t, c->esize, c->hdrs, &c->ts[t]);
+}
+
+static void write_task(void *arg, uint64_t t)
+{
+    enc_ctx *c = arg;
+    write_tile(c->g, c->Q, c->in, t, c->esize, c->hdrs, &c->ts[t], c->hdr_out, c->pay_out);
+}
+
 h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in, uint8_t *out,
                             uint64_t cap, uint64_t *len)
 {
@@ -344,10 +368,8 @@ h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in,
         st = H5ZGPU_E_NOMEM;
         goto done;
     }
-    int64_t nt = (int64_t)g->ntiles;
-#pragma omp parallel for schedule(dynamic, 64)
-    for (int64_t t = 0; t < nt; t++)
-        analyse_tile(g, Q, in, (uint64_t)t, esize, hdrs, &ts[t]);
+    enc_ctx ctx = {g, Q, in, esize, hdrs, ts, NULL, NULL};
+    hz_parallel_for(g->ntiles, analyse_task, &ctx);
 
     uint64_t nhdr = 0, bytes = 0;
     for (uint64_t t = 0; t < g->ntiles; t++) {
@@ -368,10 +390,9 @@ h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in,
         if (Q->has_fill)
             hz_put_u32(out + FL_OFF_MASKS + 5 * g->ntiles + 4 * t, ts[t].fmask);
     }
-#pragma omp parallel for schedule(dynamic, 64)
-    for (int64_t t = 0; t < nt; t++)
-        write_tile(g, Q, in, (uint64_t)t, esize, hdrs, &ts[t], out + tables,
-                   out + tables + nhdr);
+    ctx.hdr_out = out + tables;
+    ctx.pay_out = out + tables + nhdr;
+    hz_parallel_for(g->ntiles, write_task, &ctx);
     *len = total;
 done:
     free(hdrs);
@@ -490,6 +511,23 @@ static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t
     return H5ZGPU_OK;
 }
 
+typedef struct dec_ctx {
+    const fl_geom *g;
+    const fl_quant *Q;
+    const tile_sum *ts;
+    const uint8_t *hdrs, *pay;
+    void *out;
+    int bad;
+} dec_ctx;
+
+static void decode_task(void *arg, uint64_t t)
+{
+    dec_ctx *c = arg;
+    if (decode_tile(c->g, c->Q, t, &c->ts[t], c->hdrs + c->ts[t].hdr_off, c->pay + c->ts[t].off,
+                    c->out) != H5ZGPU_OK)
+        __atomic_store_n(&c->bad, 1, __ATOMIC_RELAXED);
+}
+
 h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, uint64_t len,
                             void *out)
 {
@@ -540,14 +578,9 @@ h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, ui
     }
     if (bytes != avail)
         goto done;
-    const uint8_t *pay = hdrs + nhdr;
-    int bad = 0;
-    int64_t nt = (int64_t)g->ntiles;
-#pragma omp parallel for schedule(dynamic, 64) reduction(| : bad)
-    for (int64_t t = 0; t < nt; t++)
-        bad |= decode_tile(g, Q, (uint64_t)t, &ts[t], hdrs + ts[t].hdr_off, pay + ts[t].off,
-                           out) != H5ZGPU_OK;
-    st = bad ? H5ZGPU_E_CORRUPT : H5ZGPU_OK;
+    dec_ctx ctx = {g, Q, ts, hdrs, hdrs + nhdr, out, 0};
+    hz_parallel_for(g->ntiles, decode_task, &ctx);
+    st = ctx.bad ? H5ZGPU_E_CORRUPT : H5ZGPU_OK;
 done:
     free(ts);
     return st;

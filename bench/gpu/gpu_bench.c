@@ -1,0 +1,307 @@
+/* Throughput of the GPU fixed-length codec on device-resident data, through
+ * h5zgpu_compress_device / h5zgpu_decompress_device (each call includes its statistics pass,
+ * checksum and size round trip), beside the device's copy bandwidths measured in the same run.
+ *
+ * usage: gpu_bench [--repeat N] FILE.f32 Z,Y,X [FILE.f32 Z,Y,X ...]
+ * Prints markdown tables: GB/s = input bytes / median call time (cudaEvents). */
+#define _POSIX_C_SOURCE 200809L   /* clock_gettime */
+#include "h5zgpu.h"
+
+#include <cuda_runtime_api.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define WARMUP 2
+#define DEFAULT_REPEAT 10
+#define COPY_BYTES ((size_t)1 << 30)
+
+static const double rel_bounds[] = {1e-2, 1e-3, 1e-4};
+
+#define CK(call)                                                                              \
+    do {                                                                                      \
+        cudaError_t e_ = (call);                                                              \
+        if (e_ != cudaSuccess) {                                                              \
+            fprintf(stderr, "gpu_bench: %s: %s\n", #call, cudaGetErrorString(e_));           \
+            exit(1);                                                                          \
+        }                                                                                     \
+    } while (0)
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static float median(float *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_float);
+    return n % 2 ? t[n / 2] : 0.5f * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* Median milliseconds of one copy of n bytes. */
+static float time_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, int repeat,
+                       cudaStream_t s)
+{
+    cudaEvent_t a, b;
+    float *t = malloc(sizeof(float) * (size_t)repeat);
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int i = -WARMUP; i < repeat; i++) {
+        CK(cudaEventRecord(a, s));
+        CK(cudaMemcpyAsync(dst, src, n, kind, s));
+        CK(cudaEventRecord(b, s));
+        CK(cudaEventSynchronize(b));
+        if (i >= 0)
+            CK(cudaEventElapsedTime(&t[i], a, b));
+    }
+    float m = median(t, repeat);
+    free(t);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return m;
+}
+
+static void copy_limits(int repeat, cudaStream_t s)
+{
+    void *d0, *d1, *h;
+    CK(cudaMalloc(&d0, COPY_BYTES));
+    CK(cudaMalloc(&d1, COPY_BYTES));
+    CK(cudaMallocHost(&h, COPY_BYTES));
+    CK(cudaMemset(d0, 1, COPY_BYTES));
+    memset(h, 1, COPY_BYTES);
+    double gb = (double)COPY_BYTES / 1e9;
+    float dd = time_copy(d1, d0, COPY_BYTES, cudaMemcpyDeviceToDevice, repeat, s);
+    float hd = time_copy(d0, h, COPY_BYTES, cudaMemcpyHostToDevice, repeat, s);
+    float dh = time_copy(h, d0, COPY_BYTES, cudaMemcpyDeviceToHost, repeat, s);
+    printf("| copy, 1 GiB | GB/s copied |\n|---|---|\n");
+    printf("| device to device | %.0f (%.0f read+write) |\n", gb / (dd * 1e-3),
+           2 * gb / (dd * 1e-3));
+    printf("| pinned host to device | %.1f |\n", gb / (hd * 1e-3));
+    printf("| device to pinned host | %.1f |\n\n", gb / (dh * 1e-3));
+    cudaFree(d0);
+    cudaFree(d1);
+    cudaFreeHost(h);
+}
+
+typedef struct result {
+    float comp_ms, decomp_ms;
+    size_t clen;
+    double max_err, eb_abs;
+} result;
+
+static int bench_one(const h5zgpu_params *p, const float *host, void *d_in, void *d_out,
+                     size_t cap, void *d_back, int repeat, cudaStream_t s, result *r)
+{
+    size_t n = (size_t)p->dims[0] * p->dims[1] * p->dims[2], raw = n * 4, len = 0, back = 0;
+    float *t = malloc(sizeof(float) * (size_t)repeat);
+    cudaEvent_t a, b;
+    h5zgpu_status st = H5ZGPU_OK;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int i = -WARMUP; i < repeat && st == H5ZGPU_OK; i++) {
+        CK(cudaEventRecord(a, s));
+        st = h5zgpu_compress_device(p, d_in, d_out, cap, &len, 0, s);
+        CK(cudaEventRecord(b, s));
+        CK(cudaEventSynchronize(b));
+        if (i >= 0)
+            CK(cudaEventElapsedTime(&t[i], a, b));
+    }
+    if (st != H5ZGPU_OK)
+        goto fail;
+    r->comp_ms = median(t, repeat);
+    r->clen = len;
+    for (int i = -WARMUP; i < repeat && st == H5ZGPU_OK; i++) {
+        CK(cudaEventRecord(a, s));
+        st = h5zgpu_decompress_device(d_out, len, d_back, raw, &back, 0, s);
+        CK(cudaEventRecord(b, s));
+        CK(cudaEventSynchronize(b));
+        if (i >= 0)
+            CK(cudaEventElapsedTime(&t[i], a, b));
+    }
+    if (st != H5ZGPU_OK)
+        goto fail;
+    r->decomp_ms = median(t, repeat);
+
+    /* the bound, checked in double precision, so a fast wrong codec cannot pass */
+    float *got = malloc(raw);
+    uint8_t *chunk = malloc(len);
+    h5zgpu_info info = {0};
+    CK(cudaMemcpy(got, d_back, raw, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(chunk, d_out, len, cudaMemcpyDeviceToHost));
+    if (h5zgpu_chunk_info(chunk, len, &info) != H5ZGPU_OK)
+        fprintf(stderr, "gpu_bench: chunk header: %s\n", h5zgpu_last_error());
+    free(chunk);
+    r->eb_abs = info.eb_abs;
+    r->max_err = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)got[i] - (double)host[i]);
+        r->max_err = e > r->max_err ? e : r->max_err;
+    }
+    free(got);
+    free(t);
+    return r->max_err <= r->eb_abs;
+fail:
+    fprintf(stderr, "gpu_bench: %s: %s\n", h5zgpu_status_string(st), h5zgpu_last_error());
+    free(t);
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* HDF5-sized chunks (64 x Y x X corners of the first field) at REL 1e-3: the device API, and
+ * the host API on the GPU (what the filter calls: upload, compress, download). */
+static const uint64_t sweep_yx[] = {64, 128, 256, 512};
+static char sweep_table[4096];
+
+static void chunk_sweep(const float *field, const h5zgpu_params *whole, int repeat,
+                        cudaStream_t s)
+{
+    size_t used = (size_t)snprintf(sweep_table, sizeof sweep_table,
+                                   "\n| chunk (REL 1e-3, first field) | device compress GB/s | "
+                                   "device decompress GB/s | host API compress GB/s | host API "
+                                   "decompress GB/s | ratio | max err / eb_abs |\n"
+                                   "|---|---|---|---|---|---|---|\n");
+    const h5zgpu_exec gpu = {H5ZGPU_EXEC_GPU, 0};
+    for (size_t k = 0; k < sizeof sweep_yx / sizeof sweep_yx[0]; k++) {
+        h5zgpu_params p = *whole;
+        p.eb = 1e-3;
+        p.dims[0] = 64 < whole->dims[0] ? 64 : whole->dims[0];
+        p.dims[1] = sweep_yx[k] < whole->dims[1] ? sweep_yx[k] : whole->dims[1];
+        p.dims[2] = sweep_yx[k] < whole->dims[2] ? sweep_yx[k] : whole->dims[2];
+        size_t n = (size_t)p.dims[0] * p.dims[1] * p.dims[2], raw = n * 4;
+        size_t cap = h5zgpu_compress_bound(&p), len = 0, back = 0;
+        float *sub = malloc(raw), *dec = malloc(raw);
+        uint8_t *chunk = malloc(cap);
+        for (uint64_t z = 0; z < p.dims[0]; z++)
+            for (uint64_t y = 0; y < p.dims[1]; y++)
+                memcpy(sub + (z * p.dims[1] + y) * p.dims[2],
+                       field + (z * whole->dims[1] + y) * whole->dims[2], p.dims[2] * 4);
+        void *d_in, *d_out, *d_back;
+        CK(cudaMalloc(&d_in, raw));
+        CK(cudaMalloc(&d_out, cap));
+        CK(cudaMalloc(&d_back, raw));
+        CK(cudaMemcpy(d_in, sub, raw, cudaMemcpyHostToDevice));
+        result r = {0};
+        int ok = bench_one(&p, sub, d_in, d_out, cap, d_back, repeat, s, &r);
+        double *t = malloc(sizeof(double) * 2 * (size_t)repeat);
+        h5zgpu_status st = H5ZGPU_OK;
+        for (int i = -WARMUP; i < repeat && st == H5ZGPU_OK; i++) {
+            double t0 = now_s();
+            st = h5zgpu_compress(&p, sub, chunk, cap, &len, &gpu);
+            double t1 = now_s();
+            if (st == H5ZGPU_OK)
+                st = h5zgpu_decompress(chunk, len, dec, raw, &back, &gpu);
+            double t2 = now_s();
+            if (i >= 0) {
+                t[i] = t1 - t0;
+                t[repeat + i] = t2 - t1;
+            }
+        }
+        float tc[64], td[64];
+        int m = repeat < 64 ? repeat : 64;
+        for (int i = 0; i < m; i++) {
+            tc[i] = (float)t[i];
+            td[i] = (float)t[repeat + i];
+        }
+        double gb = (double)raw / 1e9;
+        used += (size_t)snprintf(sweep_table + used, sizeof sweep_table - used,
+                                 "| %" PRIu64 "x%" PRIu64 "x%" PRIu64 " (%.0f MiB) | %.1f | %.1f | "
+                                 "%.1f | %.1f | %.2f | %.4f%s%s |\n",
+                                 p.dims[0], p.dims[1], p.dims[2], raw / 1048576.0,
+                                 gb / (r.comp_ms * 1e-3), gb / (r.decomp_ms * 1e-3),
+                                 gb / median(tc, m), gb / median(td, m),
+                                 (double)raw / r.clen, r.eb_abs > 0 ? r.max_err / r.eb_abs : 0.0,
+                                 ok ? "" : " FAIL (device API)",
+                                 st == H5ZGPU_OK ? "" : " FAIL (host API)");
+        free(t);
+        free(sub);
+        free(dec);
+        free(chunk);
+        cudaFree(d_in);
+        cudaFree(d_out);
+        cudaFree(d_back);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int repeat = DEFAULT_REPEAT, first = 1, bad = 0;
+    if (argc > 2 && strcmp(argv[1], "--repeat") == 0) {
+        repeat = atoi(argv[2]);
+        first = 3;
+    }
+    if (repeat < 1 || (argc - first) % 2 != 0) {
+        fprintf(stderr, "usage: %s [--repeat N] FILE.f32 Z,Y,X [FILE.f32 Z,Y,X ...]\n", argv[0]);
+        return 2;
+    }
+    if (!h5zgpu_gpu_available()) {
+        fprintf(stderr, "gpu_bench: no usable CUDA device\n");
+        return 1;
+    }
+    struct cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    int drv = 0, rt = 0;
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    printf("device: %s, %d SMs, driver API %d, runtime %d; %s; median of %d after %d warm-up\n\n",
+           prop.name, prop.multiProcessorCount, drv, rt, h5zgpu_version(), repeat, WARMUP);
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    copy_limits(repeat, s);
+
+    printf("| field | bound | compress GB/s | decompress GB/s | ratio | max err / eb_abs |\n");
+    printf("|---|---|---|---|---|---|\n");
+    for (int f = first; f + 1 < argc; f += 2) {
+        h5zgpu_params p = {.codec = H5ZGPU_CODEC_FIXED, .mode = H5ZGPU_MODE_REL,
+                           .dtype = H5ZGPU_FLOAT32, .rank = 3};
+        if (sscanf(argv[f + 1], "%" SCNu64 ",%" SCNu64 ",%" SCNu64, &p.dims[0], &p.dims[1],
+                   &p.dims[2]) != 3) {
+            fprintf(stderr, "gpu_bench: dims '%s' are not Z,Y,X\n", argv[f + 1]);
+            return 2;
+        }
+        size_t n = (size_t)p.dims[0] * p.dims[1] * p.dims[2], raw = n * 4;
+        size_t cap = h5zgpu_compress_bound(&p);
+        float *host = malloc(raw);
+        FILE *fp = fopen(argv[f], "rb");
+        if (!host || !fp || fread(host, 1, raw, fp) != raw) {
+            fprintf(stderr, "gpu_bench: cannot read %zu bytes from %s\n", raw, argv[f]);
+            return 1;
+        }
+        fclose(fp);
+        void *d_in, *d_out, *d_back;
+        CK(cudaMalloc(&d_in, raw));
+        CK(cudaMalloc(&d_out, cap));
+        CK(cudaMalloc(&d_back, raw));
+        CK(cudaMemcpy(d_in, host, raw, cudaMemcpyHostToDevice));
+        const char *name = strrchr(argv[f], '/') ? strrchr(argv[f], '/') + 1 : argv[f];
+        for (size_t k = 0; k < sizeof rel_bounds / sizeof rel_bounds[0]; k++) {
+            result r = {0};
+            p.eb = rel_bounds[k];
+            int ok = bench_one(&p, host, d_in, d_out, cap, d_back, repeat, s, &r);
+            bad |= !ok;
+            double gb = (double)raw / 1e9;
+            printf("| %s | REL %g | %.0f | %.0f | %.2f | %.4f%s |\n", name, p.eb,
+                   gb / (r.comp_ms * 1e-3), gb / (r.decomp_ms * 1e-3), (double)raw / r.clen,
+                   r.eb_abs > 0 ? r.max_err / r.eb_abs : 0.0, ok ? "" : " FAIL");
+            fflush(stdout);
+        }
+        cudaFree(d_in);
+        cudaFree(d_out);
+        cudaFree(d_back);
+        if (f == first)
+            chunk_sweep(host, &p, repeat, s);
+        free(host);
+    }
+    printf("%s", sweep_table);
+    cudaStreamDestroy(s);
+    return bad;
+}

@@ -1,0 +1,409 @@
+/* The C ABI of backend_gpu.h: a pool of per-device workspaces, host staging, and the order of
+ * kernels for one chunk. Written without the C++ runtime (no new, no exceptions, no static
+ * guards) so that the static library links into a C program or plugin with cudart alone. */
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+extern "C" {
+#include "backend_gpu.h"
+#include "error.h"
+#include "fixed.h"
+}
+
+/* Device buffers grow by this much more than asked, so that chunks of slowly growing sizes do
+ * not reallocate every call; the pad lets the assembly kernel read a word past the end. */
+#define HZC_GROW_NUM 9
+#define HZC_GROW_DEN 8
+#define HZC_PAD 64
+/* The look-back's 62-bit offsets and a 1-D grid of tiles bound the chunks a launch takes. */
+#define HZC_MAX_TILES ((uint64_t)INT_MAX)
+
+typedef struct hzc_buf {
+    void *p;
+    size_t cap;
+} hzc_buf;
+
+typedef struct hzc_ws {
+    int device, busy, sms;
+    cudaStream_t stream;      /* for calls given no stream; blocking, so it orders with the
+                                 legacy default stream as a caller of the NULL stream expects */
+    hzc_buf in, tab, pay, fin, status, part;   /* device */
+    hzc_buf host;                              /* pinned */
+    hzc_scalars *sc;                           /* device */
+    hzc_scalars *hsc;                          /* pinned */
+    struct hzc_ws *next;
+} hzc_ws;
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static hzc_ws *pool;
+
+static pthread_once_t count_once = PTHREAD_ONCE_INIT;
+static int count_cached;
+
+static void count_init(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        n = 0;
+        cudaGetLastError();
+    }
+    count_cached = n;
+}
+
+extern "C" int hzc_device_count(void)
+{
+    pthread_once(&count_once, count_init);
+    return count_cached;
+}
+
+static h5zgpu_status cuda_fail(cudaError_t e, const char *what)
+{
+    cudaGetLastError();   /* clear a non-sticky error so the next call starts clean */
+    return hz_fail(H5ZGPU_E_DEVICE,
+                   "CUDA %s failed: %s; the CPU path is used unless H5ZGPU_DEVICE=gpu "
+                   "(set H5ZGPU_DEVICE=cpu to avoid the GPU)",
+                   what, cudaGetErrorString(e));
+}
+
+#define CK(call, what)                                                                        \
+    do {                                                                                      \
+        cudaError_t e_ = (call);                                                              \
+        if (e_ != cudaSuccess) {                                                              \
+            st = cuda_fail(e_, what);                                                         \
+            goto done;                                                                        \
+        }                                                                                     \
+    } while (0)
+
+static void buf_free(hzc_buf *b, int pinned)
+{
+    if (b->p) {
+        if (pinned)
+            cudaFreeHost(b->p);
+        else
+            cudaFree(b->p);
+    }
+    b->p = NULL;
+    b->cap = 0;
+}
+
+/* Grow-only: a buffer of at least n bytes (the old contents are not kept). */
+static h5zgpu_status buf_need(hzc_buf *b, uint64_t n, int pinned)
+{
+    if (b->p && b->cap >= n)
+        return H5ZGPU_OK;
+    buf_free(b, pinned);
+    size_t want = (size_t)(n / HZC_GROW_DEN * HZC_GROW_NUM + n % HZC_GROW_DEN + HZC_PAD);
+    cudaError_t e = pinned ? cudaMallocHost(&b->p, want) : cudaMalloc(&b->p, want);
+    if (e != cudaSuccess) {
+        b->p = NULL;
+        cudaGetLastError();
+        return hz_fail(H5ZGPU_E_DEVICE,
+                       "GPU %s memory for %zu bytes could not be allocated (%s); the CPU path "
+                       "is used unless H5ZGPU_DEVICE=gpu",
+                       pinned ? "pinned host" : "device", want, cudaGetErrorString(e));
+    }
+    b->cap = want;
+    return H5ZGPU_OK;
+}
+
+static void ws_destroy(hzc_ws *w)
+{
+    buf_free(&w->in, 0);
+    buf_free(&w->tab, 0);
+    buf_free(&w->pay, 0);
+    buf_free(&w->fin, 0);
+    buf_free(&w->status, 0);
+    buf_free(&w->part, 0);
+    buf_free(&w->host, 1);
+    if (w->sc)
+        cudaFree(w->sc);
+    if (w->hsc)
+        cudaFreeHost(w->hsc);
+    if (w->stream)
+        cudaStreamDestroy(w->stream);
+    free(w);
+}
+
+/* A free workspace of the current device, made when none is free. */
+static h5zgpu_status ws_acquire(int device, hzc_ws **out)
+{
+    h5zgpu_status st = H5ZGPU_OK;
+    hzc_ws *w;
+    pthread_mutex_lock(&pool_lock);
+    for (w = pool; w; w = w->next)
+        if (!w->busy && w->device == device)
+            break;
+    if (w)
+        w->busy = 1;
+    pthread_mutex_unlock(&pool_lock);
+    if (w) {
+        *out = w;
+        return H5ZGPU_OK;
+    }
+    w = (hzc_ws *)calloc(1, sizeof *w);
+    if (!w)
+        return hz_fail(H5ZGPU_E_NOMEM, "no host memory for a GPU workspace");
+    w->device = device;
+    w->busy = 1;
+    CK(cudaStreamCreate(&w->stream), "stream creation");
+    CK(cudaMalloc(&w->sc, sizeof(hzc_scalars)), "allocation of the workspace counters");
+    CK(cudaMallocHost(&w->hsc, sizeof(hzc_scalars)), "allocation of pinned counters");
+    CK(cudaDeviceGetAttribute(&w->sms, cudaDevAttrMultiProcessorCount, device),
+       "query of the multiprocessor count");
+    if ((st = buf_need(&w->part, sizeof(hzc_minmax) * HZC_STATS_CTAS, 0)) != H5ZGPU_OK)
+        goto done;
+    pthread_mutex_lock(&pool_lock);
+    w->next = pool;
+    pool = w;
+    pthread_mutex_unlock(&pool_lock);
+    *out = w;
+done:
+    if (st != H5ZGPU_OK)
+        ws_destroy(w);
+    return st;
+}
+
+static void ws_release(hzc_ws *w)
+{
+    pthread_mutex_lock(&pool_lock);
+    w->busy = 0;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+/* The state of one call: its workspace, stream, and the caller's device to restore. */
+typedef struct hzc_call {
+    hzc_ws *ws;
+    cudaStream_t s;
+    int prev_device;
+} hzc_call;
+
+static h5zgpu_status call_begin(hzc_call *c, int device, void *stream)
+{
+    h5zgpu_status st = H5ZGPU_OK;
+    c->ws = NULL;
+    c->prev_device = -1;
+    if (device < 0 || device >= hzc_device_count())
+        return hz_fail(H5ZGPU_E_DEVICE, "CUDA device %d does not exist (%d found)", device,
+                       hzc_device_count());
+    CK(cudaGetDevice(&c->prev_device), "query of the current device");
+    if (c->prev_device != device)
+        CK(cudaSetDevice(device), "selection of the device");
+    if ((st = ws_acquire(device, &c->ws)) != H5ZGPU_OK)
+        goto done;
+    c->s = stream ? (cudaStream_t)stream : c->ws->stream;
+done:
+    return st;
+}
+
+static void call_end(hzc_call *c)
+{
+    if (c->ws)
+        ws_release(c->ws);
+    if (c->prev_device >= 0)
+        cudaSetDevice(c->prev_device);
+}
+
+/* Device copy of a host input (through the pinned staging buffer) or the input itself. */
+static h5zgpu_status stage_in(hzc_call *c, const void *in, int in_dev, uint64_t n,
+                              const void **d_in)
+{
+    h5zgpu_status st = H5ZGPU_OK;
+    hzc_ws *w = c->ws;
+    if (in_dev) {
+        *d_in = in;
+        return H5ZGPU_OK;
+    }
+    if ((st = buf_need(&w->in, n, 0)) != H5ZGPU_OK || (st = buf_need(&w->host, n, 1)) != H5ZGPU_OK)
+        return st;
+    memcpy(w->host.p, in, n);
+    CK(cudaMemcpyAsync(w->in.p, w->host.p, n, cudaMemcpyHostToDevice, c->s), "input upload");
+    *d_in = w->in.p;
+done:
+    return st;
+}
+
+static h5zgpu_status sync_scalars(hzc_call *c)
+{
+    h5zgpu_status st = H5ZGPU_OK;
+    CK(cudaMemcpyAsync(c->ws->hsc, c->ws->sc, sizeof(hzc_scalars), cudaMemcpyDeviceToHost, c->s),
+       "download of the counters");
+    CK(cudaStreamSynchronize(c->s), "kernel execution");
+done:
+    return st;
+}
+
+static h5zgpu_status check_tiles(const fl_geom *g)
+{
+    if (g->ntiles > HZC_MAX_TILES)
+        return hz_fail(H5ZGPU_E_DEVICE, "chunk of %llu tiles is too large for one GPU launch "
+                                        "(at most %llu); use smaller chunks",
+                       (unsigned long long)g->ntiles, (unsigned long long)HZC_MAX_TILES);
+    return H5ZGPU_OK;
+}
+
+extern "C" h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, double eb,
+                                          int is_f32, const void *in, int in_dev, uint8_t *out,
+                                          int out_dev, uint64_t cap, uint64_t *len,
+                                          double *eb_abs, uint32_t *sum, int device,
+                                          void *stream)
+{
+    hzc_call c;
+    fl_quant Q;
+    const void *d_in;
+    uint8_t *dst;
+    const uint64_t n = g->nz * g->ny * g->nx, raw = n * (is_f32 ? 4u : 8u);
+    const uint64_t tables = fl_tables_size(g), paycap = cap > tables ? cap - tables : 0;
+    h5zgpu_status st = check_tiles(g);
+    if (st != H5ZGPU_OK)
+        return st;
+    if ((st = call_begin(&c, device, stream)) != H5ZGPU_OK)
+        goto done;
+    hzc_ws *w;
+    w = c.ws;
+    if ((st = stage_in(&c, in, in_dev, raw, &d_in)) != H5ZGPU_OK)
+        goto done;
+
+    CK(hzc_launch_stats(d_in, n, is_f32, mode == H5ZGPU_MODE_PWREL, (hzc_minmax *)w->part.p, w->sc,
+                        w->sms, c.s),
+       "launch of the statistics kernel");
+    if ((st = sync_scalars(&c)) != H5ZGPU_OK)
+        goto done;
+    fl_quant_init(&Q, mode, eb, is_f32, w->hsc->any, w->hsc->lo, w->hsc->hi);
+
+    if ((st = buf_need(&w->tab, tables + g->nblocks, 0)) != H5ZGPU_OK ||
+        (st = buf_need(&w->pay, paycap, 0)) != H5ZGPU_OK ||
+        (st = buf_need(&w->status, 2 * g->ntiles * sizeof(unsigned long long), 0)) != H5ZGPU_OK)
+        goto done;
+    if (!out_dev && (st = buf_need(&w->fin, cap, 0)) != H5ZGPU_OK)
+        goto done;
+    dst = out_dev ? out : (uint8_t *)w->fin.p;
+    CK(cudaMemsetAsync(w->status.p, 0, 2 * g->ntiles * sizeof(unsigned long long), c.s),
+       "reset of the look-back status");
+    CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c.s), "reset of the counters");
+    CK(hzc_launch_encode(g, &Q, d_in, (uint8_t *)w->tab.p, (uint8_t *)w->pay.p, paycap,
+                         (unsigned long long *)w->status.p, w->sc, c.s),
+       "launch of the compression kernel");
+    CK(hzc_launch_assemble((const uint8_t *)w->tab.p, (const uint8_t *)w->pay.p, dst, cap, tables,
+                           w->sc, w->sms, c.s),
+       "launch of the assembly kernel");
+    if ((st = sync_scalars(&c)) != H5ZGPU_OK)
+        goto done;
+    *len = tables + w->hsc->nhdr_total + w->hsc->bytes_total;
+    if (*len > cap) {
+        st = hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL, "payload of %llu bytes exceeds %llu",
+                     (unsigned long long)*len, (unsigned long long)cap);
+        goto done;
+    }
+    if (!out_dev) {
+        if ((st = buf_need(&w->host, *len, 1)) != H5ZGPU_OK)
+            goto done;
+        CK(cudaMemcpyAsync(w->host.p, dst, *len, cudaMemcpyDeviceToHost, c.s),
+           "download of the payload");
+        CK(cudaStreamSynchronize(c.s), "download of the payload");
+        memcpy(out, w->host.p, *len);
+    }
+    *eb_abs = Q.eb;
+    *sum = w->hsc->sum;
+done:
+    call_end(&c);
+    return st;
+}
+
+extern "C" h5zgpu_status hzc_fixed_decode(const fl_geom *g, h5zgpu_mode mode, double eb_abs,
+                                          int is_f32, const uint8_t *in, int in_dev,
+                                          uint64_t len, void *out, int out_dev, uint32_t *sum,
+                                          int device, void *stream)
+{
+    hzc_call c;
+    fl_quant Q;
+    const void *d_in;
+    void *d_out;
+    const uint64_t n = g->nz * g->ny * g->nx, raw = n * (is_f32 ? 4u : 8u);
+    const uint64_t tables = fl_tables_size(g);
+    h5zgpu_status st = check_tiles(g);
+    if (st != H5ZGPU_OK)
+        return st;
+    if (len < tables)
+        return hz_fail(H5ZGPU_E_CORRUPT, "fixed-length payload of %llu bytes is shorter than its "
+                                         "tables (%llu): the chunk is damaged",
+                       (unsigned long long)len, (unsigned long long)tables);
+    /* as the CPU decoder: the bound from the header, the base from the payload */
+    fl_quant_init(&Q, mode == H5ZGPU_MODE_PWREL ? H5ZGPU_MODE_PWREL : H5ZGPU_MODE_ABS, eb_abs,
+                  is_f32, 0, 0, 0);
+    if ((st = call_begin(&c, device, stream)) != H5ZGPU_OK)
+        goto done;
+    hzc_ws *w;
+    w = c.ws;
+    if ((st = stage_in(&c, in, in_dev, len, &d_in)) != H5ZGPU_OK ||
+        (st = buf_need(&w->status, 2 * g->ntiles * sizeof(unsigned long long), 0)) != H5ZGPU_OK)
+        goto done;
+    if (!out_dev && (st = buf_need(&w->fin, raw, 0)) != H5ZGPU_OK)
+        goto done;
+    d_out = out_dev ? out : w->fin.p;
+    CK(cudaMemsetAsync(w->status.p, 0, 2 * g->ntiles * sizeof(unsigned long long), c.s),
+       "reset of the look-back status");
+    CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c.s), "reset of the counters");
+    CK(hzc_launch_sum((const uint8_t *)d_in, len, g->ntiles, w->sc, w->sms, c.s),
+       "launch of the checksum kernel");
+    CK(hzc_launch_decode(g, &Q, (const uint8_t *)d_in, len, d_out,
+                         (unsigned long long *)w->status.p, w->sc, c.s),
+       "launch of the decompression kernel");
+    if ((st = sync_scalars(&c)) != H5ZGPU_OK)
+        goto done;
+    if (w->hsc->corrupt) {
+        st = hz_fail(H5ZGPU_E_CORRUPT, "fixed-length payload is malformed (a length, code or "
+                                       "offset is out of range): the chunk is damaged");
+        goto done;
+    }
+    if (!out_dev) {
+        if ((st = buf_need(&w->host, raw, 1)) != H5ZGPU_OK)
+            goto done;
+        CK(cudaMemcpyAsync(w->host.p, d_out, raw, cudaMemcpyDeviceToHost, c.s),
+           "download of the values");
+        CK(cudaStreamSynchronize(c.s), "download of the values");
+        memcpy(out, w->host.p, raw);
+    }
+    *sum = w->hsc->sum;
+done:
+    call_end(&c);
+    return st;
+}
+
+extern "C" h5zgpu_status hzc_sum(const void *p_dev, uint64_t n, uint32_t *sum, int device,
+                                 void *stream)
+{
+    hzc_call c;
+    h5zgpu_status st = call_begin(&c, device, stream);
+    if (st != H5ZGPU_OK)
+        goto done;
+    CK(cudaMemsetAsync(c.ws->sc, 0, sizeof(hzc_scalars), c.s), "reset of the counters");
+    CK(hzc_launch_sum((const uint8_t *)p_dev, n, 0, c.ws->sc, c.ws->sms, c.s),
+       "launch of the checksum kernel");
+    if ((st = sync_scalars(&c)) != H5ZGPU_OK)
+        goto done;
+    *sum = c.ws->hsc->sum;
+done:
+    call_end(&c);
+    return st;
+}
+
+extern "C" h5zgpu_status hzc_copy(void *dst, int dst_dev, const void *src, int src_dev, uint64_t n,
+                                  int device, void *stream)
+{
+    hzc_call c;
+    h5zgpu_status st;
+    (void)dst_dev, (void)src_dev;   /* unified addressing tells the kinds apart */
+    if (n == 0)
+        return H5ZGPU_OK;
+    if ((st = call_begin(&c, device, stream)) != H5ZGPU_OK)
+        goto done;
+    CK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c.s), "copy");
+    CK(cudaStreamSynchronize(c.s), "copy");
+done:
+    call_end(&c);
+    return st;
+}

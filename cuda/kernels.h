@@ -1,0 +1,61 @@
+/* Launchers of the CUDA backend's kernels (internal to cuda/). Each enqueues work on a stream
+ * and returns the launch status; errors of the work itself show at the next synchronisation. */
+#ifndef H5ZGPU_CUDA_KERNELS_H
+#define H5ZGPU_CUDA_KERNELS_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "fixed_common.h"
+extern "C" {
+#include "fixed.h"
+}
+
+/* 256 threads a CTA: 8 warps of 4 blocks each cover one tile of FL_TILE blocks. */
+#define HZC_THREADS 256
+#define HZC_WARPS (HZC_THREADS / 32)
+#define HZC_BLOCKS_PER_WARP (FL_TILE / HZC_WARPS)
+/* Partial results of the statistics pass: one per CTA of its grid. */
+#define HZC_STATS_CTAS 1024
+
+/* Counters and results shared by the host and one call's kernels; zeroed before each pass. */
+typedef struct hzc_scalars {
+    unsigned long long ticket;      /* next tile for the look-back kernels */
+    unsigned long long nhdr_total;  /* header bytes of the whole payload */
+    unsigned long long bytes_total; /* block payload bytes (encoder) */
+    unsigned int sum;               /* checksum sum (hz_sum) */
+    unsigned int corrupt;           /* decoder: nonzero when the payload is invalid */
+    int any;                        /* statistics: some value counted */
+    double lo, hi;
+} hzc_scalars;
+
+/* Smallest and largest finite value of a chunk (PWREL: smallest non-zero magnitude in lo).
+ * Equal values differ only as +0 and -0, which the quantiser cannot tell apart except through
+ * hi - lo; the final kernel makes hi and lo the same bits when equal, as the CPU's are then. */
+typedef struct hzc_minmax {
+    double lo, hi;
+} hzc_minmax;
+
+cudaError_t hzc_launch_stats(const void *in, uint64_t n, int is_f32, int pwrel,
+                             hzc_minmax *partial, hzc_scalars *sc, int sms, cudaStream_t s);
+
+/* Checksum sum of n bytes at p into sc->sum; with npop > 0 also the popcount of the npop
+ * 32-bit words that follow the payload's base (the tile masks) into sc->nhdr_total. */
+cudaError_t hzc_launch_sum(const uint8_t *p, uint64_t n, uint64_t npop, hzc_scalars *sc, int sms,
+                           cudaStream_t s);
+
+cudaError_t hzc_launch_encode(const fl_geom *g, const fl_quant *Q, const void *in, uint8_t *tab,
+                              uint8_t *pay, uint64_t paycap, unsigned long long *status,
+                              hzc_scalars *sc, cudaStream_t s);
+
+/* Copies tables + headers (tab) and block payloads (pay) into place at dst and sums them, when
+ * the total fits cap bytes. */
+cudaError_t hzc_launch_assemble(const uint8_t *tab, const uint8_t *pay, uint8_t *dst,
+                                uint64_t cap, uint64_t tables, hzc_scalars *sc, int sms,
+                                cudaStream_t s);
+
+cudaError_t hzc_launch_decode(const fl_geom *g, const fl_quant *Q, const uint8_t *in,
+                              uint64_t len, void *out, unsigned long long *status,
+                              hzc_scalars *sc, cudaStream_t s);
+
+#endif
