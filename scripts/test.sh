@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing (Debian packages, a venv with the pip h5py wheel),
-# builds, runs ctest, then the pytest suite under Debian's python3-h5py (HDF5 1.10) and under the
-# pip h5py wheel (its own HDF5 2.x), with the same plugin file. Ends with one line
+# builds, runs ctest, the libFuzzer targets for FUZZ_SECONDS each (default 20), then the pytest
+# suite under Debian's python3-h5py (HDF5 1.10) and under the pip h5py wheel (its own HDF5 2.x),
+# with the same plugin file. Ends with one line
 # "N passed, M failed" over everything; exits non-zero if anything failed.
 #
 # usage: bash scripts/test.sh            (build directory: build/, or $BUILD)
@@ -70,6 +71,18 @@ say "ctest"
 (cd "$BUILD" && ctest --output-on-failure --no-tests=error -j "$(nproc)" \
    --output-junit "$BUILD/junit-ctest.xml")
 record "ctest" "$BUILD/junit-ctest.xml" $?
+
+# libFuzzer targets (clang, ASan + UBSan) for a bounded time each; a row per target, crashes last
+fuzz_seconds=${FUZZ_SECONDS:-20}
+say "fuzzing, $fuzz_seconds s per target"
+FUZZ_SECONDS=$fuzz_seconds FUZZ_BUILD="$BUILD/fuzz" bash "$ROOT/test/fuzz/run_fuzzers.sh" \
+  | tee "$BUILD/fuzz.txt"
+fuzz_rc=${PIPESTATUS[0]}
+read -r fp ff < <(awk '$NF == "inputs" { if ($4 == "0") p++; else f++ } END { print p+0, f+0 }' \
+  "$BUILD/fuzz.txt")
+[ "$fuzz_rc" -ne 0 ] && [ "$ff" -eq 0 ] && ff=1
+passed=$((passed + fp)) failed=$((failed + ff))
+lines+=("$(printf '%-58s %5d passed, %d failed, %d skipped' "fuzzing ($fuzz_seconds s per target)" "$fp" "$ff" 0)")
 
 run_pytest "pytest, Debian python3-h5py ($(hdf5_of /usr/bin/python3))" /usr/bin/python3 \
   "$BUILD/junit-pytest-debian.xml"
