@@ -102,6 +102,7 @@ void tu_fill(h5zgpu_dtype t, size_t n, tu_pattern pat, uint64_t seed, void *out)
         case TU_NOISE: put(t, out, i, (double)(splitmix(&s) >> 11) * 0x1p-52 - 1.0); break;
         case TU_HUGE: put(t, out, i, smooth(i, seed) * 1e29); break;
         case TU_CONSTANT: put(t, out, i, 3.25); break;
+        case TU_LAND: put(t, out, i, smooth(i * 3 + 1, seed + 7) < -4.0 ? -1e34 : smooth(i, seed)); break;
         case TU_SPECIAL:
             if (i % every == 3) {
                 size_t k = (i / every) % nspecial;

@@ -16,7 +16,8 @@ typedef enum tu_pattern {
     TU_SPECIAL,  /* smooth with NaN, +-Inf, -0, subnormals and the largest finite value mixed in */
     TU_HUGE,     /* smooth scaled to about 1e30 */
     TU_BITS,     /* random finite bit patterns: incompressible */
-    TU_CONSTANT  /* every value 3.25 */
+    TU_CONSTANT, /* every value 3.25 */
+    TU_LAND      /* smooth, with bands of -1e34 (a land fill value) over about a third */
 } tu_pattern;
 
 uint64_t tu_count(const h5zgpu_params *p);

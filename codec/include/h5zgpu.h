@@ -61,7 +61,7 @@ typedef struct h5zgpu_params {
     /* A fill value (HDF5's, or netCDF's _FillValue): elements whose bits equal it in the element
      * type are left out of REL ranges and of prediction, and come back bit for bit. */
     int has_fill;
-    double fill;                       /* exactly representable in dtype */
+    double fill;                       /* compared after rounding to dtype */
 } h5zgpu_params;
 
 typedef enum h5zgpu_exec_kind {

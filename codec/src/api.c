@@ -75,9 +75,6 @@ h5zgpu_status h5zgpu_params_check(const h5zgpu_params *p)
                            (unsigned long long)p->dims[i]);
     if (hz_count(p->rank, p->dims) == 0)
         return hz_fail(H5ZGPU_E_INVALID_ARG, "chunk shape has too many elements");
-    if (p->has_fill && p->dtype == H5ZGPU_FLOAT32 && p->fill == p->fill &&
-        (double)(float)p->fill != p->fill)
-        return hz_fail(H5ZGPU_E_INVALID_ARG, "fill value %.17g is not a float32 value", p->fill);
     return H5ZGPU_OK;
 }
 
@@ -194,9 +191,11 @@ static h5zgpu_status encode_fixed(const hz_target *t, const fl_geom *g, const h5
 {
     int is_f32 = p->dtype == H5ZGPU_FLOAT32;
 #ifdef H5ZGPU_HAVE_CUDA
-    if (t->gpu && !p->has_fill) {
-        h5zgpu_status st = hzc_fixed_encode(g, p->mode, p->eb, is_f32, in, 0, out, 0, cap, len,
-                                            eb_abs, sum, t->device, NULL);
+    if (t->gpu) {
+        int held; /* equals p->has_fill: the caller left it set only when some element is fill */
+        h5zgpu_status st = hzc_fixed_encode(g, p->mode, p->eb, is_f32, p->has_fill, fill_bits(p),
+                                            in, 0, out, 0, 0, cap, len, eb_abs, sum, &held,
+                                            t->device, NULL);
         if (!fall_back(t, st))
             return st == H5ZGPU_E_DEVICE || st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL
                        ? st
@@ -337,10 +336,11 @@ h5zgpu_status h5zgpu_decompress(const void *in, size_t in_len, void *out, size_t
     fl_geom g;
     fl_geom_init(&g, h.rank, h.dims);
 #ifdef H5ZGPU_HAVE_CUDA
-    if (t.gpu && !(h.flags & HZ_FLAG_FILL)) {
+    if (t.gpu) {
         uint32_t sum;
-        st = hzc_fixed_decode(&g, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32, pay, 0,
-                              h.payload_len, out, 0, &sum, t.device, NULL);
+        st = hzc_fixed_decode(&g, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
+                              (h.flags & HZ_FLAG_FILL) != 0, h.fill_bits, pay, 0, h.payload_len,
+                              out, 0, &sum, t.device, NULL);
         if (st == H5ZGPU_OK)
             st = check_sum(c, &h, sum);
         if (!fall_back(&t, st)) {
@@ -424,43 +424,6 @@ h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const
 }
 
 #ifdef H5ZGPU_HAVE_CUDA
-/* Chunks with a fill value take the CPU codec until the kernels learn fill bitmaps: the data
- * goes through host memory, the bytes are the same. */
-static h5zgpu_status staged_compress(const h5zgpu_params *p, const void *d_in, void *d_out,
-                                     size_t out_cap, size_t *out_len, int device, void *stream)
-{
-    const h5zgpu_exec cpu = {H5ZGPU_EXEC_CPU, 0};
-    uint64_t raw = hz_count(p->rank, p->dims) * hz_esize(p->dtype);
-    size_t cap = h5zgpu_compress_bound(p);
-    uint8_t *in = malloc(raw), *out = malloc(cap);
-    h5zgpu_status st = !in || !out ? hz_fail(H5ZGPU_E_NOMEM, "no host memory to stage a chunk")
-                                   : hzc_copy(in, 0, d_in, 1, raw, device, stream);
-    if (st == H5ZGPU_OK)
-        st = h5zgpu_compress(p, in, out, cap, out_len, &cpu);
-    if (st == H5ZGPU_OK)
-        st = *out_len <= out_cap ? hzc_copy(d_out, 1, out, 0, *out_len, device, stream)
-                                 : hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL, "output buffer too small");
-    free(in);
-    free(out);
-    return st;
-}
-
-static h5zgpu_status staged_decompress(const void *d_in, size_t in_len, void *d_out, uint64_t raw,
-                                       size_t *out_len, int device, void *stream)
-{
-    const h5zgpu_exec cpu = {H5ZGPU_EXEC_CPU, 0};
-    uint8_t *in = malloc(in_len), *out = malloc(raw);
-    h5zgpu_status st = !in || !out ? hz_fail(H5ZGPU_E_NOMEM, "no host memory to stage a chunk")
-                                   : hzc_copy(in, 0, d_in, 1, in_len, device, stream);
-    if (st == H5ZGPU_OK)
-        st = h5zgpu_decompress(in, in_len, out, raw, out_len, &cpu);
-    if (st == H5ZGPU_OK)
-        st = hzc_copy(d_out, 1, out, 0, raw, device, stream);
-    free(in);
-    free(out);
-    return st;
-}
-
 h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, void *d_out,
                                      size_t out_cap, size_t *out_len, int device, void *stream)
 {
@@ -468,22 +431,30 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
     h5zgpu_status st = h5zgpu_params_check(p);
     if (st != H5ZGPU_OK)
         return st;
-    if (p->has_fill)
-        return staged_compress(p, d_in, d_out, out_cap, out_len, device, stream);
-    size_t hlen = hz_header_len(p->rank, 0);
+    /* whether the chunk holds fill elements, and so the header's length, is known only once
+     * the GPU has looked: the payload goes after the shorter header or, with fill, the longer */
+    size_t hlen = hz_header_len(p->rank, 0), bound = h5zgpu_compress_bound(p);
     uint64_t raw = hz_count(p->rank, p->dims) * hz_esize(p->dtype);
-    if (out_cap < hlen + raw)
+    if (out_cap < bound)
         return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL,
-                       "output buffer of %zu bytes is below h5zgpu_compress_bound (%llu)",
-                       out_cap, (unsigned long long)(hlen + raw));
+                       "output buffer of %zu bytes is below h5zgpu_compress_bound (%zu)",
+                       out_cap, bound);
     fl_geom_init(&g, p->rank, p->dims);
     hz_header h = {.version = H5ZGPU_FORMAT_VERSION, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
                    .dtype = p->dtype, .mode = p->mode, .eb = p->eb};
     memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
-    uint8_t *pay = (uint8_t *)d_out + hlen;
     uint32_t sum = 0;
-    st = hzc_fixed_encode(&g, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32, d_in, 1, pay, 1, raw,
-                          &h.payload_len, &h.eb_abs, &sum, device, stream);
+    int held = 0;
+    st = hzc_fixed_encode(&g, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32, p->has_fill,
+                          fill_bits(p), d_in, 1, (uint8_t *)d_out + hlen, 1,
+                          hz_header_len(p->rank, HZ_FLAG_FILL) - hlen, raw, &h.payload_len,
+                          &h.eb_abs, &sum, &held, device, stream);
+    if (held) {
+        h.flags = HZ_FLAG_FILL;
+        h.fill_bits = fill_bits(p);
+        hlen = hz_header_len(p->rank, h.flags);
+    }
+    uint8_t *pay = (uint8_t *)d_out + hlen;
     if (st == H5ZGPU_E_OUTPUT_TOO_SMALL || (st == H5ZGPU_OK && h.payload_len >= raw)) {
         h.codec = HZ_CODEC_RAW;
         h.eb_abs = 0;
@@ -523,8 +494,6 @@ h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_
     if (out_cap < raw)
         return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL, "output buffer of %zu bytes, chunk needs %llu",
                        out_cap, (unsigned long long)raw);
-    if (h.flags & HZ_FLAG_FILL)
-        return staged_decompress(d_in, in_len, d_out, raw, out_len, device, stream);
     const uint8_t *pay = (const uint8_t *)d_in + hlen;
     uint32_t sum = 0;
     if (h.codec == HZ_CODEC_RAW) {
@@ -535,8 +504,9 @@ h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_
     } else if (h.codec == H5ZGPU_CODEC_FIXED) {
         fl_geom g;
         fl_geom_init(&g, h.rank, h.dims);
-        st = hzc_fixed_decode(&g, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32, pay, 1,
-                              h.payload_len, d_out, 1, &sum, device, stream);
+        st = hzc_fixed_decode(&g, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
+                              (h.flags & HZ_FLAG_FILL) != 0, h.fill_bits, pay, 1, h.payload_len,
+                              d_out, 1, &sum, device, stream);
         if (st == H5ZGPU_OK)
             st = check_sum(hdr, &h, sum);
     } else {
