@@ -194,12 +194,11 @@ static uint32_t format_sum(const uint8_t *p, size_t n)
     return s;
 }
 
-uint32_t tu_fix_checksum(uint8_t *chunk, size_t len)
+uint32_t tu_fix_checksum_at(uint8_t *chunk, size_t len, size_t hlen)
 {
-    size_t hlen = 40 + 4 * (size_t)chunk[8];
-    if (len < hlen)
+    uint8_t hdr[TU_MAX_HEADER];
+    if (len < hlen || hlen < 16 || hlen > sizeof hdr)
         return 0;
-    uint8_t hdr[40 + 4 * 255];
     memcpy(hdr, chunk, hlen);
     memset(hdr + 12, 0, 4);
     uint32_t sum = fmix32(format_sum(hdr, hlen) ^
@@ -207,6 +206,14 @@ uint32_t tu_fix_checksum(uint8_t *chunk, size_t len)
     for (unsigned b = 0; b < 4; b++)
         chunk[12 + b] = (uint8_t)(sum >> (8 * b));
     return sum;
+}
+
+uint32_t tu_fix_checksum(uint8_t *chunk, size_t len)
+{
+    /* header: 40 bytes, 4 a dimension, 8 more with a fill value (flag bit 0) */
+    if (len < 40)
+        return 0;
+    return tu_fix_checksum_at(chunk, len, 40 + 4 * (size_t)chunk[8] + (chunk[9] & 1u ? 8 : 0));
 }
 
 uint64_t tu_fnv1a(const void *p, size_t n)

@@ -39,6 +39,10 @@ size_t tu_check_bound(h5zgpu_dtype t, h5zgpu_mode mode, double eb, const void *w
  * and still reach the decoder's other checks). Returns the checksum written. */
 uint32_t tu_fix_checksum(uint8_t *chunk, size_t len);
 
+/* The same with the header length given (fuzzers that mutate the header's own fields). */
+#define TU_MAX_HEADER (40 + 4 * 255 + 8)
+uint32_t tu_fix_checksum_at(uint8_t *chunk, size_t len, size_t hlen);
+
 uint64_t tu_fnv1a(const void *p, size_t n);
 
 /* Test bookkeeping: tu_expect records a failure with a message; tu_done prints the summary and

@@ -4,38 +4,10 @@
 
 #include <string.h>
 
-static uint32_t fmix32(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= 0x85EBCA6Bu;
-    h ^= h >> 13;
-    h *= 0xC2B2AE35u;
-    h ^= h >> 16;
-    return h;
-}
-
-static uint32_t sum_words(const uint8_t *p, size_t n)
-{
-    uint32_t s = 0;
-    for (uint64_t i = 0; i * 4 < n; i++) {
-        uint32_t w = 0;
-        for (unsigned b = 0; b < 4 && i * 4 + b < n; b++)
-            w |= (uint32_t)p[i * 4 + b] << (8 * b);
-        s += fmix32(w ^ (uint32_t)(0x9E3779B9u * (uint32_t)(i + 1)) ^
-                    (uint32_t)((i >> 32) * 0x7FEB352Du));
-    }
-    return s;
-}
-
 void fz_fix_checksum(uint8_t *chunk, size_t len, size_t hlen)
 {
-    if (hlen > len || hlen < FZ_OFF_CHECKSUM + 4)
-        return;
-    memset(chunk + FZ_OFF_CHECKSUM, 0, 4);
-    uint32_t c = fmix32(sum_words(chunk, hlen) ^
-                        fmix32(sum_words(chunk + hlen, len - hlen) + (uint32_t)(len - hlen)));
-    for (unsigned b = 0; b < 4; b++)
-        chunk[FZ_OFF_CHECKSUM + b] = (uint8_t)(c >> (8 * b));
+    if (hlen <= len && hlen >= FZ_OFF_CHECKSUM + 4)
+        tu_fix_checksum_at(chunk, len, hlen);
 }
 
 /* Refused chunks are decoded into this many bytes. */
