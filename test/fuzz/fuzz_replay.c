@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* optional, as in libFuzzer: a target's one-time set-up */
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
 static int run_file(const char *path)
 {
@@ -29,6 +31,8 @@ static int run_file(const char *path)
 int main(int argc, char **argv)
 {
     unsigned long inputs = 0;
+    if (LLVMFuzzerInitialize)
+        LLVMFuzzerInitialize(&argc, &argv);
     for (int a = 1; a < argc; a++) {
         struct stat st;
         if (stat(argv[a], &st) != 0) {

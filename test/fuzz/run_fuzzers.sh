@@ -6,6 +6,7 @@
 #   bash test/fuzz/run_fuzzers.sh            # 30 s per target
 #   FUZZ_SECONDS=300 bash test/fuzz/run_fuzzers.sh
 #   FUZZ_BUILD=dir FUZZ_TARGETS="decode payload" bash test/fuzz/run_fuzzers.sh
+# (filter, the HDF5 filter's decode entry, needs libhdf5-dev)
 #
 # Needs clang with libFuzzer: on Debian 12 the packages clang and libclang-rt-14-dev, installed
 # here with apt-get when missing (root). Crashing inputs are kept in $FUZZ_BUILD/fuzz/crashes/;
@@ -14,7 +15,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 seconds="${FUZZ_SECONDS:-30}"
 build="${FUZZ_BUILD:-$root/build-fuzz}"
-targets="${FUZZ_TARGETS:-header decode payload roundtrip}"
+targets="${FUZZ_TARGETS:-header decode payload roundtrip filter}"
 
 have_libfuzzer() {
   command -v clang >/dev/null || return 1
@@ -55,7 +56,7 @@ for t in $targets; do
   mkdir -p "$work"
   cp "$root/test/fuzz/corpus/$t/"* "$work/"
   extra=()
-  case $t in header | decode) extra=("$root/test/golden") ;; esac
+  case $t in header | decode | filter) extra=("$root/test/golden") ;; esac
   log="$fz/$t.log"
   rc=0
   "$fz/fuzz_$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
