@@ -10,24 +10,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The four values users pass (DESIGN.md), then what set_local appends (docs/FILTER.md). */
+/* The four values users pass (DESIGN.md), optionally a flags word and a missing value, then what
+ * set_local appends after them (docs/FILTER.md). */
 #define HZF_USER_NELMTS 4u
-#define HZF_IDX_LAYOUT 4u
-#define HZF_IDX_DTYPE 5u
-#define HZF_IDX_ORDER 6u
-#define HZF_IDX_FILL 7u      /* 1 when a fill value follows */
-#define HZF_IDX_FILL_LO 8u   /* the fill value as a binary64 pattern, low word first */
-#define HZF_IDX_FILL_HI 9u
-#define HZF_IDX_RANK 10u
-#define HZF_IDX_DIMS 11u
-#define HZF_LAYOUT_VERSION 1u
+#define HZF_IDX_UFLAGS 4u          /* optional user flags word */
+#define HZF_UFLAG_MISSING 1u       /* bit 0: a missing value follows */
+#define HZF_IDX_MISSING_LO 5u      /* the missing value as a binary64 pattern, low word first */
+#define HZF_IDX_MISSING_HI 6u
+#define HZF_USER_MAX_NELMTS 7u
+/* set_local's part, at offsets from its start U (4, 5 or 7: the length of the user's part) */
+#define HZF_OFF_LAYOUT 0u
+#define HZF_OFF_DTYPE 1u
+#define HZF_OFF_ORDER 2u
+#define HZF_OFF_FILL 3u            /* 1 when a fill value follows */
+#define HZF_OFF_FILL_LO 4u         /* the codec's fill value as a binary64 pattern, low word first */
+#define HZF_OFF_FILL_HI 5u
+#define HZF_OFF_RANK 6u
+#define HZF_OFF_DIMS 7u
+/* 2: a flags word at index 4 equal to it cannot be a user's (flags are 0 or 1) */
+#define HZF_LAYOUT_VERSION 2u
 #define HZF_ORDER_LE 0u
 #define HZF_ORDER_BE 1u
-#define HZF_MAX_NELMTS (HZF_IDX_DIMS + H5ZGPU_MAX_RANK)
+#define HZF_MAX_NELMTS (HZF_USER_MAX_NELMTS + HZF_OFF_DIMS + H5ZGPU_MAX_RANK)
 
 #define HZF_LAYOUT_HINT                                                                          \
     "{codec (0 auto, 1 fixed, 2 huffman), mode (0 ABS, 1 REL, 2 PWREL), eb low word, eb high " \
-    "word}"
+    "word}, optionally followed by {flags (bit 0: missing value follows), missing value low "   \
+    "word, high word}"
 
 #define HZF_MSG_LEN 640
 
@@ -38,8 +47,19 @@ static void push(const hzb_api *a, const hid_t *minor, const char *func, const c
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    ssize_t before = a->Eget_num(H5E_DEFAULT);
     a->Epush2(H5E_DEFAULT, __FILE__, func, __LINE__, *a->ERR_CLS_g, *a->PLINE_g, *minor, "%s",
               msg);
+    if (before < 0 || a->Eget_num(H5E_DEFAULT) > before)
+        return;
+    /* The default stack ignored the push: HDF5 >= 1.14.5 (2.0 included) pauses it while a
+     * filter runs, so a read failure would name only "filter returned failure during read".
+     * Push onto a copy of the stack and make the copy the default one (docs/FILTER.md). */
+    hid_t copy = a->Eget_current_stack();
+    if (copy < 0)
+        return;
+    a->Epush2(copy, __FILE__, func, __LINE__, *a->ERR_CLS_g, *a->PLINE_g, *minor, "%s", msg);
+    a->Eset_current_stack(copy); /* also closes copy */
 }
 
 static const char *class_name(H5T_class_t c)
@@ -52,8 +72,10 @@ static const char *class_name(H5T_class_t c)
     return "an unknown class";
 }
 
-/* The user's four values into p (codec, mode, eb). Returns 0, or -1 with why filled. */
-static int parse_user(size_t n, const unsigned cd[], h5zgpu_params *p, char *why, size_t whylen)
+/* The user's values into p (codec, mode, eb, missing value as the fill) and the length of the
+ * user's part into *ulen. Values after that part are set_local's. Returns 0, or -1 with why. */
+static int parse_user(size_t n, const unsigned cd[], h5zgpu_params *p, size_t *ulen, char *why,
+                      size_t whylen)
 {
     if (n < HZF_USER_NELMTS) {
         snprintf(why, whylen, "cd_values must be " HZF_LAYOUT_HINT "; got %zu values", n);
@@ -73,6 +95,32 @@ static int parse_user(size_t n, const unsigned cd[], h5zgpu_params *p, char *why
     p->codec = (h5zgpu_codec)cd[0];
     p->mode = (h5zgpu_mode)cd[1];
     p->eb = h5zgpu_eb_from_words(cd[2], cd[3]);
+    /* a flags word equal to the layout version is set_local's part of a copied dcpl */
+    if (n == HZF_USER_NELMTS || cd[HZF_IDX_UFLAGS] == HZF_LAYOUT_VERSION) {
+        *ulen = HZF_USER_NELMTS;
+        return 0;
+    }
+    unsigned flags = cd[HZF_IDX_UFLAGS];
+    if (flags & ~HZF_UFLAG_MISSING) {
+        snprintf(why, whylen,
+                 "cd_values[4]=%u has unknown flag bits (only bit 0, a missing value follows, is "
+                 "defined); cd_values must be " HZF_LAYOUT_HINT,
+                 flags);
+        return -1;
+    }
+    if (!(flags & HZF_UFLAG_MISSING)) {
+        *ulen = HZF_IDX_UFLAGS + 1;
+        return 0;
+    }
+    if (n < HZF_USER_MAX_NELMTS) {
+        snprintf(why, whylen,
+                 "cd_values[4]=1 announces a missing value but cd_values[5] and [6] are absent; "
+                 "cd_values must be " HZF_LAYOUT_HINT);
+        return -1;
+    }
+    p->has_fill = 1;
+    p->fill = h5zgpu_eb_from_words(cd[HZF_IDX_MISSING_LO], cd[HZF_IDX_MISSING_HI]);
+    *ulen = HZF_USER_MAX_NELMTS;
     return 0;
 }
 
@@ -98,9 +146,17 @@ static herr_t can_apply(hid_t dcpl, hid_t type, hid_t space)
         return -1;
     }
     h5zgpu_params p;
+    size_t ulen;
     char why[HZF_MSG_LEN];
-    if (parse_user(n, cd, &p, why, sizeof why) < 0) {
+    if (parse_user(n, cd, &p, &ulen, why, sizeof why) < 0) {
         push(a, a->BADVALUE_g, __func__, "h5zgpu: %s", why);
+        return -1;
+    }
+    if (p.has_fill && size == 4 && p.fill == p.fill && (double)(float)p.fill != p.fill) {
+        push(a, a->BADVALUE_g, __func__,
+             "h5zgpu: missing value %.17g (cd_values[5..6]) is not a float32 value, and the "
+             "dataset is float32; pass the float32 value converted to double",
+             p.fill);
         return -1;
     }
     hsize_t dims[H5ZGPU_MAX_RANK];
@@ -193,45 +249,62 @@ static herr_t set_local(hid_t dcpl, hid_t type, hid_t space)
         push(a, a->CANTGET_g, __func__, "h5zgpu: cannot read the dataset's fill value");
         return -1;
     }
+    h5zgpu_params user;
+    size_t ulen;
+    char why[HZF_MSG_LEN];
+    if (parse_user(n, cd, &user, &ulen, why, sizeof why) < 0) {
+        push(a, a->BADVALUE_g, __func__, "h5zgpu: %s", why);
+        return -1;
+    }
+    /* the user's missing value takes precedence over HDF5's fill value: the codec has one */
+    if (user.has_fill) {
+        has_fill = 1;
+        fill = user.fill;
+    }
     /* values a previous set_local appended (a copied dcpl) are replaced, not extended */
-    cd[HZF_IDX_LAYOUT] = HZF_LAYOUT_VERSION;
-    cd[HZF_IDX_DTYPE] = a->Tget_size(type) == 4 ? H5ZGPU_FLOAT32 : H5ZGPU_FLOAT64;
-    cd[HZF_IDX_ORDER] = a->Tget_order(type) == H5T_ORDER_BE ? HZF_ORDER_BE : HZF_ORDER_LE;
-    cd[HZF_IDX_FILL] = (unsigned)has_fill;
-    h5zgpu_eb_to_words(has_fill ? fill : 0.0, &cd[HZF_IDX_FILL_LO], &cd[HZF_IDX_FILL_HI]);
-    cd[HZF_IDX_RANK] = (unsigned)rank;
+    unsigned *l = cd + ulen;
+    l[HZF_OFF_LAYOUT] = HZF_LAYOUT_VERSION;
+    l[HZF_OFF_DTYPE] = a->Tget_size(type) == 4 ? H5ZGPU_FLOAT32 : H5ZGPU_FLOAT64;
+    l[HZF_OFF_ORDER] = a->Tget_order(type) == H5T_ORDER_BE ? HZF_ORDER_BE : HZF_ORDER_LE;
+    l[HZF_OFF_FILL] = (unsigned)has_fill;
+    h5zgpu_eb_to_words(has_fill ? fill : 0.0, &l[HZF_OFF_FILL_LO], &l[HZF_OFF_FILL_HI]);
+    l[HZF_OFF_RANK] = (unsigned)rank;
     for (int i = 0; i < rank; i++)
-        cd[HZF_IDX_DIMS + i] = (unsigned)dims[i];
-    if (a->Pmodify_filter(dcpl, H5ZGPU_FILTER_ID, flags, HZF_IDX_DIMS + (size_t)rank, cd) < 0) {
+        l[HZF_OFF_DIMS + i] = (unsigned)dims[i];
+    if (a->Pmodify_filter(dcpl, H5ZGPU_FILTER_ID, flags, ulen + HZF_OFF_DIMS + (size_t)rank, cd) <
+        0) {
         push(a, a->CANTSET_g, __func__, "h5zgpu: cannot store the filter's local cd_values");
         return -1;
     }
     return 1;
 }
 
-/* The values set_local appended: element type, whether bytes must be swapped, chunk shape. */
+/* The values set_local appended: element type, whether bytes must be swapped, the codec's fill
+ * value, chunk shape. */
 static int parse_local(size_t n, const unsigned cd[], h5zgpu_params *p, int *swap, char *why,
                        size_t whylen)
 {
-    if (parse_user(n, cd, p, why, whylen) < 0)
+    size_t ulen;
+    if (parse_user(n, cd, p, &ulen, why, whylen) < 0)
         return -1;
-    if (n <= HZF_IDX_RANK || cd[HZF_IDX_LAYOUT] != HZF_LAYOUT_VERSION ||
-        (cd[HZF_IDX_DTYPE] != H5ZGPU_FLOAT32 && cd[HZF_IDX_DTYPE] != H5ZGPU_FLOAT64) ||
-        cd[HZF_IDX_ORDER] > HZF_ORDER_BE || cd[HZF_IDX_FILL] > 1 || cd[HZF_IDX_RANK] < 1 ||
-        cd[HZF_IDX_RANK] > H5ZGPU_MAX_RANK || n != HZF_IDX_DIMS + cd[HZF_IDX_RANK]) {
+    const unsigned *l = cd + ulen;
+    if (n <= ulen + HZF_OFF_RANK || l[HZF_OFF_LAYOUT] != HZF_LAYOUT_VERSION ||
+        (l[HZF_OFF_DTYPE] != H5ZGPU_FLOAT32 && l[HZF_OFF_DTYPE] != H5ZGPU_FLOAT64) ||
+        l[HZF_OFF_ORDER] > HZF_ORDER_BE || l[HZF_OFF_FILL] > 1 || l[HZF_OFF_RANK] < 1 ||
+        l[HZF_OFF_RANK] > H5ZGPU_MAX_RANK || n != ulen + HZF_OFF_DIMS + l[HZF_OFF_RANK]) {
         snprintf(why, whylen,
                  "the dataset's cd_values (%zu values) lack a valid layout-%u part written by "
-                 "set_local (docs/FILTER.md)",
-                 n, HZF_LAYOUT_VERSION);
+                 "set_local after the user's %zu values (docs/FILTER.md)",
+                 n, HZF_LAYOUT_VERSION, ulen);
         return -1;
     }
-    p->dtype = (h5zgpu_dtype)cd[HZF_IDX_DTYPE];
-    p->has_fill = cd[HZF_IDX_FILL] != 0;
-    p->fill = h5zgpu_eb_from_words(cd[HZF_IDX_FILL_LO], cd[HZF_IDX_FILL_HI]);
-    p->rank = cd[HZF_IDX_RANK];
+    p->dtype = (h5zgpu_dtype)l[HZF_OFF_DTYPE];
+    p->has_fill = l[HZF_OFF_FILL] != 0;
+    p->fill = h5zgpu_eb_from_words(l[HZF_OFF_FILL_LO], l[HZF_OFF_FILL_HI]);
+    p->rank = l[HZF_OFF_RANK];
     for (unsigned i = 0; i < p->rank; i++)
-        p->dims[i] = cd[HZF_IDX_DIMS + i];
-    *swap = (cd[HZF_IDX_ORDER] == HZF_ORDER_BE) != host_is_big_endian();
+        p->dims[i] = l[HZF_OFF_DIMS + i];
+    *swap = (l[HZF_OFF_ORDER] == HZF_ORDER_BE) != host_is_big_endian();
     return 0;
 }
 

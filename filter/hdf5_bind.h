@@ -19,6 +19,9 @@ typedef struct hzb_api {
     __typeof__(&H5Pfill_value_defined) Pfill_value_defined;
     __typeof__(&H5Pget_fill_value) Pget_fill_value;
     __typeof__(&H5Epush2) Epush2;
+    __typeof__(&H5Eget_num) Eget_num;
+    __typeof__(&H5Eget_current_stack) Eget_current_stack;
+    __typeof__(&H5Eset_current_stack) Eset_current_stack;
     /* error class and codes: globals whose values HDF5 sets when it initialises */
     const hid_t *ERR_CLS_g;
     const hid_t *PLINE_g;

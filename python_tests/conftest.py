@@ -79,3 +79,19 @@ def h5repack():
 @pytest.fixture(scope="session")
 def h5dump():
     return tool("h5dump")
+
+
+_MEASUREMENTS = []
+
+
+@pytest.fixture
+def report():
+    """report(line): a measurement (e.g. a compression ratio) printed in the run's summary."""
+    return _MEASUREMENTS.append
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _MEASUREMENTS:
+        terminalreporter.section("h5zgpu measurements")
+        for line in _MEASUREMENTS:
+            terminalreporter.write_line(line)

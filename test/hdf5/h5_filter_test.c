@@ -2,6 +2,7 @@
  *   h5_filter_test roundtrip          chunked float datasets in every mode, values within bound
  *   h5_filter_test errors             bad types and cd_values fail at H5Dcreate with our message
  *   h5_filter_test corrupt FILE       a damaged stored chunk makes H5Dread fail (FILE is kept)
+ *   h5_filter_test missing            a user missing value in cd_values: exact, others within ABS
  *   h5_filter_test make-input FILE    unfiltered float datasets for repack_test.sh
  *   h5_filter_test compare A B EB     every value of B within ABS EB of A; B unfiltered
  *   h5_filter_test eb-words EB        the two cd_values words of EB */
@@ -144,7 +145,7 @@ static void check_values(const dset_case *c, const double *want, const double *g
     free(rel);
 }
 
-/* The cd_values set_local stored: the user's four, then layout 1, type, order, fill value,
+/* The cd_values set_local stored: the user's four, then layout 2, type, order, fill value,
  * rank, chunk (docs/FILTER.md). The datasets here keep HDF5's default fill value, 0. */
 static void check_stored_cd(hid_t dset, const dset_case *c, const unsigned *user)
 {
@@ -152,7 +153,7 @@ static void check_stored_cd(hid_t dset, const dset_case *c, const unsigned *user
     unsigned flags, cd[64], order = H5Tget_order(*c->file_type) == H5T_ORDER_BE;
     size_t n = 64;
     int ok = H5Pget_filter_by_id2(dcpl, H5ZGPU_FILTER_ID, &flags, &n, cd, 0, NULL, NULL) >= 0 &&
-             n == 11 + c->rank && memcmp(cd, user, 4 * sizeof *cd) == 0 && cd[4] == 1 &&
+             n == 11 + c->rank && memcmp(cd, user, 4 * sizeof *cd) == 0 && cd[4] == 2 &&
              cd[5] == (H5Tget_size(*c->file_type) == 4 ? 1u : 2u) && cd[6] == order &&
              cd[7] == 1 && cd[8] == 0 && cd[9] == 0 && cd[10] == c->rank;
     for (unsigned d = 0; ok && d < c->rank; d++)
@@ -226,7 +227,8 @@ static const struct {
      "dataset type is integer of 4 bytes"},
     {"no cd_values", 0, H5Z_FLAG_MANDATORY, 0, 1, 0, 1e-3,
      "h5zgpu: cd_values must be {codec (0 auto, 1 fixed, 2 huffman), mode (0 ABS, 1 REL, 2 "
-     "PWREL), eb low word, eb high word}; got 0 values"},
+     "PWREL), eb low word, eb high word}, optionally followed by {flags (bit 0: missing value "
+     "follows), missing value low word, high word}; got 0 values"},
     {"two cd_values", 0, H5Z_FLAG_OPTIONAL, 2, 1, 0, 1e-3, "got 2 values"},
     {"codec 7", 0, H5Z_FLAG_MANDATORY, 4, 7, 0, 1e-3, "cd_values[0]=7 is not a codec"},
     {"mode 5", 0, H5Z_FLAG_MANDATORY, 4, 1, 5, 1e-3, "cd_values[1]=5 is not an error mode"},
@@ -325,6 +327,146 @@ done:
     return tu_done("hdf5_corrupt_chunk");
 }
 
+/* Optional user values after the four: {flags, missing lo, missing hi} (docs/FILTER.md). */
+#define MISS_N 3000
+#define MISS_CHUNK 512 /* the last chunk is partial: HDF5 pads it with its fill value 0 */
+#define MISS_EB 0.01
+
+static const struct {
+    const char *name;
+    hid_t *file_type;
+    double missing;
+    unsigned percent; /* of the points that are missing */
+} missing_cases[] = {
+    {"f32_missing_1e34", &t_f32le, -1e34f, 40},
+    {"f32_missing_1e10", &t_f32le, -1e10f, 40},
+    {"f64_missing_1e34", &t_f64le, -1e34, 40},
+    {"f64be_missing_1e10", &t_f64be, -1e10, 60},
+};
+
+/* Land points of a climate field: runs of missing values and scattered ones, `percent` in all. */
+static int is_missing(size_t i, unsigned percent)
+{
+    uint32_t h = (uint32_t)(i / 37) * 2654435761u;
+    return (h >> 16) % 100 < percent;
+}
+
+static void missing_one(hid_t file, size_t k)
+{
+    const char *name = missing_cases[k].name;
+    hid_t type = *missing_cases[k].file_type;
+    double miss = missing_cases[k].missing;
+    static double want[MISS_N], got[MISS_N];
+    hsize_t dims[1] = {MISS_N}, chunk[1] = {MISS_CHUNK};
+    unsigned cd[7];
+    size_t nmiss = 0;
+    tu_fill(H5ZGPU_FLOAT64, MISS_N, TU_SMOOTH, k, want);
+    for (size_t i = 0; i < MISS_N; i++) {
+        want[i] = H5Tget_size(type) == 4 ? (float)(want[i] * 50) : want[i] * 50;
+        if (is_missing(i, missing_cases[k].percent))
+            want[i] = miss, nmiss++;
+    }
+    user_cd(cd, H5ZGPU_CODEC_FIXED, H5ZGPU_MODE_ABS, MISS_EB);
+    cd[4] = 1;
+    h5zgpu_eb_to_words(miss, &cd[5], &cd[6]);
+    hid_t space = H5Screate_simple(1, dims, NULL);
+    hid_t dcpl = make_dcpl(1, chunk, H5Z_FLAG_MANDATORY, 7, cd);
+    hid_t dset = H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    herr_t st = dset < 0 ? -1 : H5Dwrite(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, want);
+    if (dset >= 0)
+        H5Dclose(dset);
+    dset = st < 0 ? -1 : H5Dopen2(file, name, H5P_DEFAULT);
+    st = dset < 0 ? -1 : H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, got);
+    tu_expect(st >= 0, "%s: create, write or read failed", name);
+    if (st >= 0) {
+        size_t bad_missing = 0, bad_value = 0;
+        for (size_t i = 0; i < MISS_N; i++) {
+            if (want[i] == miss)
+                bad_missing += memcmp(&want[i], &got[i], sizeof got[i]) != 0;
+            else
+                bad_value += !(fabs(got[i] - want[i]) <= MISS_EB);
+        }
+        tu_expect(bad_missing == 0 && bad_value == 0,
+                  "%s: %zu missing values not exact, %zu values outside ABS %g", name,
+                  bad_missing, bad_value, MISS_EB);
+        hsize_t stored = H5Dget_storage_size(dset);
+        double raw = (double)MISS_N * (double)H5Tget_size(type);
+        tu_expect(stored > 0 && stored < raw, "%s: stored %llu bytes of %.0f", name,
+                  (unsigned long long)stored, raw);
+        printf("%-20s missing %g on %4.1f%% of %d points, ABS %g: ratio %.2f\n", name, miss,
+               100.0 * (double)nmiss / MISS_N, MISS_N, MISS_EB, raw / (double)stored);
+        /* the codec took the missing value as its fill value: chunk 0 holds some */
+        static uint8_t raw_chunk[MISS_CHUNK * 8 + 4096];
+        hsize_t origin[1] = {0}, csize = 0;
+        uint32_t mask = 0;
+        h5zgpu_info info;
+        int fill_ok = H5Dget_chunk_storage_size(dset, origin, &csize) >= 0 &&
+                      csize <= sizeof raw_chunk &&
+                      H5Dread_chunk(dset, H5P_DEFAULT, origin, &mask, raw_chunk) >= 0 &&
+                      h5zgpu_chunk_info(raw_chunk, (size_t)csize, &info) == H5ZGPU_OK &&
+                      info.has_fill && info.fill == miss;
+        tu_expect(fill_ok, "%s: chunk 0's header does not carry the missing value as fill", name);
+        /* the user's three values stay, set_local's layout follows them */
+        hid_t plist = H5Dget_create_plist(dset);
+        unsigned flags, stored_cd[32];
+        size_t n = 32;
+        int ok = H5Pget_filter_by_id2(plist, H5ZGPU_FILTER_ID, &flags, &n, stored_cd, 0, NULL,
+                                      NULL) >= 0 &&
+                 n == 15 && memcmp(stored_cd, cd, sizeof cd) == 0 && stored_cd[7] == 2 &&
+                 stored_cd[10] == 1 && stored_cd[11] == cd[5] && stored_cd[12] == cd[6];
+        tu_expect(ok, "%s: stored cd_values are not the documented layout", name);
+        H5Pclose(plist);
+    }
+    if (dset >= 0)
+        H5Dclose(dset);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+}
+
+/* Optional values H5Dcreate must refuse. */
+static const struct {
+    const char *what;
+    hid_t *file_type;
+    size_t ncd;
+    unsigned flags;
+    double missing;
+    const char *says;
+} missing_refused[] = {
+    {"unknown flag bits", &t_f32le, 7, 5, -1e34, "cd_values[4]=5 has unknown flag bits"},
+    {"flag without value", &t_f32le, 5, 1, -1e34, "cd_values[5] and [6] are absent"},
+    {"missing value not float32", &t_f32le, 7, 1, 0.1, "is not a float32 value"},
+};
+
+static int missing(void)
+{
+    char stack[STACK_LEN];
+    hid_t file = H5Fcreate("missing.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    for (size_t k = 0; k < sizeof missing_cases / sizeof missing_cases[0]; k++)
+        missing_one(file, k);
+    hsize_t dims[1] = {100}, chunk[1] = {50};
+    hid_t space = H5Screate_simple(1, dims, NULL);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    for (size_t i = 0; i < sizeof missing_refused / sizeof missing_refused[0]; i++) {
+        unsigned cd[7];
+        user_cd(cd, H5ZGPU_CODEC_FIXED, H5ZGPU_MODE_ABS, MISS_EB);
+        cd[4] = missing_refused[i].flags;
+        h5zgpu_eb_to_words(missing_refused[i].missing, &cd[5], &cd[6]);
+        hid_t dcpl = make_dcpl(1, chunk, H5Z_FLAG_OPTIONAL, missing_refused[i].ncd, cd);
+        hid_t dset = H5Dcreate2(file, "refused", *missing_refused[i].file_type, space,
+                                H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        error_stack(stack);
+        tu_expect(dset < 0 && strstr(stack, missing_refused[i].says) != NULL,
+                  "%s: H5Dcreate %s; error stack: %s", missing_refused[i].what,
+                  dset < 0 ? "failed without the expected message" : "succeeded", stack);
+        if (dset >= 0)
+            H5Ldelete(file, "refused", H5P_DEFAULT), H5Dclose(dset);
+        H5Pclose(dcpl);
+    }
+    H5Sclose(space);
+    H5Fclose(file);
+    return tu_done("hdf5_missing_value");
+}
+
 /* Unfiltered inputs for h5repack; both datasets have partial edge chunks. */
 static const dset_case repack_inputs[] = {
     {"f32_3d", &t_f32le, 3, {20, 30, 40}, {10, 16, 16}, H5ZGPU_MODE_ABS, 0, TU_SMOOTH},
@@ -401,6 +543,8 @@ int main(int argc, char **argv)
         return errors();
     if (strcmp(cmd, "corrupt") == 0 && argc == 3)
         return corrupt(argv[2]);
+    if (strcmp(cmd, "missing") == 0 && argc == 2)
+        return missing();
     if (strcmp(cmd, "make-input") == 0 && argc == 3)
         return make_input(argv[2]);
     if (strcmp(cmd, "compare") == 0 && argc == 5)
@@ -411,7 +555,7 @@ int main(int argc, char **argv)
         printf("%u %u\n", lo, hi);
         return 0;
     }
-    fprintf(stderr, "usage: h5_filter_test roundtrip | errors | corrupt FILE | make-input FILE |"
+    fprintf(stderr, "usage: h5_filter_test roundtrip | errors | corrupt FILE | missing | make-input FILE |"
                     " compare A B EB | eb-words EB\n");
     return 2;
 }

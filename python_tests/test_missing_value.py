@@ -1,0 +1,123 @@
+"""A user missing value (netCDF's _FillValue convention) given in cd_values after the four:
+{flags (bit 0: a missing value follows), missing value low word, high word} (docs/FILTER.md).
+
+Missing points come back bit for bit, every other value within ABS 0.01, and the codec's chunks
+carry the missing value as their fill value. Bad optional values fail at create_dataset.
+"""
+import h5py
+import numpy as np
+import pytest
+
+import h5zgpu
+from checks import chunk_slices
+
+EB = 0.01
+FLAG_MISSING = 1
+
+
+def cd_with_missing(missing, eb=EB):
+    """For a float32 dataset the missing value must be a float32 value (float(np.float32(x))),
+    as netCDF stores a float variable's _FillValue."""
+    return (*h5zgpu.cd_values("fixed", mode="abs", eb=eb), FLAG_MISSING,
+            *h5zgpu.eb_to_words(missing))
+
+
+def ocean(shape, dtype, missing, fraction, seed):
+    """A smooth sea-surface-like field with land (missing) on `fraction` of the points: a few
+    large land masses plus scattered islands."""
+    rng = np.random.default_rng(seed)
+    grids = np.meshgrid(*[np.linspace(0, 4, n) for n in shape], indexing="ij")
+    field = 15 + 10 * np.sin(grids[0]) * np.cos(grids[-1]) + rng.standard_normal(shape) * 0.02
+    land_score = np.sin(2.1 * grids[0] + 1) + np.cos(1.7 * grids[-1]) + rng.random(shape) * 0.6
+    land = land_score > np.quantile(land_score, 1 - fraction)
+    a = field.astype(dtype)
+    a[land] = dtype(missing)
+    return a, land
+
+
+CASES = {  # name: (dtype, missing value, fraction missing)
+    "f32 -1e34 on 40%": (np.float32, -1e34, 0.40),
+    "f32 -1e10 on 40%": (np.float32, -1e10, 0.40),
+    "f64 -1e34 on 40%": (np.float64, -1e34, 0.40),
+    "f64 -1e10 on 70%": (np.float64, -1e10, 0.70),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_missing_value_exact_others_within_abs(tmp_path, report, case):
+    dtype, missing, fraction = CASES[case]
+    shape, chunks = (90, 120), (32, 64)  # edge chunks are partial
+    a, land = ocean(shape, dtype, missing, fraction, seed=len(case))
+    path = tmp_path / "m.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("sst", data=a, chunks=chunks, compression=h5zgpu.FILTER_ID,
+                         compression_opts=cd_with_missing(float(dtype(missing))))
+    with h5py.File(path, "r") as f:
+        d = f["sst"]
+        back = d[...]
+        stored = d.id.get_storage_size()
+        # each chunk holding land carries the missing value as its fill value (docs/FORMAT.md)
+        for i, s in enumerate(chunk_slices(shape, chunks)):
+            if land[s].any():
+                raw = d.id.read_direct_chunk(d.id.get_chunk_info(i).chunk_offset)[1]
+                assert raw[9] & 1, f"chunk {i} has missing values but no fill value in its header"
+                width = 4 if dtype == np.float32 else 8
+                at = 40 + 4 * len(shape)  # the fill value follows the dims
+                fill = np.frombuffer(raw[at:at + width], dtype=dtype)[0]
+                assert fill.tobytes() == dtype(missing).tobytes()
+    bits = np.uint32 if dtype == np.float32 else np.uint64
+    assert (back.view(bits)[land] == a.view(bits)[land]).all(), "missing values changed"
+    err = np.abs(back[~land].astype(np.float64) - a[~land].astype(np.float64))
+    assert err.max() <= EB, f"max error {err.max()} > {EB}"
+    ratio = a.nbytes / stored
+    report(f"missing value {case}: {land.mean():.1%} missing, ABS {EB}, max error {err.max():.3g}, "
+          f"ratio {ratio:.2f}")
+    assert ratio > 1
+
+
+def test_missing_value_left_out_of_rel_range(tmp_path):
+    """REL: the bound is eb x the range of each chunk's values that are not missing; with -1e34
+    counted it would be about 1e31 and nothing would survive."""
+    eb, shape, chunks = 1e-3, (64, 128), (32, 64)  # whole chunks: no padding in the ranges
+    a, land = ocean(shape, np.float64, -1e34, 0.4, seed=7)
+    with h5py.File(tmp_path / "r.h5", "w") as f:
+        d = f.create_dataset("x", data=a, chunks=chunks, compression=h5zgpu.FILTER_ID,
+                             compression_opts=(*h5zgpu.cd_values("fixed", mode="rel", eb=eb),
+                                               FLAG_MISSING, *h5zgpu.eb_to_words(-1e34)))
+        back = d[...]
+    assert (back[land] == -1e34).all()
+    for s in chunk_slices(shape, chunks):
+        sea = ~land[s]
+        if sea.any():
+            v = a[s][sea]
+            err = np.abs(back[s][sea] - v).max()
+            assert err <= eb * (v.max() - v.min()), (s, err)
+
+
+def test_flags_without_missing_value(tmp_path):
+    """flags = 0: five user values, no missing value; HDF5's fill value stays the codec's."""
+    a = np.linspace(0, 100, 5000, dtype=np.float32)
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        d = f.create_dataset("x", data=a, chunks=(1000,), compression=h5zgpu.FILTER_ID,
+                             compression_opts=(*h5zgpu.cd_values("fixed", mode="abs", eb=EB), 0))
+        assert np.abs(d[...] - a).max() <= EB
+
+
+BAD = {  # case: (cd_values, dtype, what the message must name)
+    "unknown flag bits": ((*h5zgpu.cd_values("fixed", mode="abs", eb=EB), 4, 0, 0),
+                          np.float32, "cd_values[4]=4 has unknown flag bits"),
+    "flag without value": ((*h5zgpu.cd_values("fixed", mode="abs", eb=EB), 1),
+                           np.float32, "cd_values[5] and [6] are absent"),
+    "missing value not float32": (cd_with_missing(0.1), np.float32, "is not a float32 value"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_missing_value_fails_at_create(tmp_path, case):
+    cd, dtype, text = BAD[case]
+    with h5py.File(tmp_path / "t.h5", "w") as f:
+        with pytest.raises(Exception) as info:
+            f.create_dataset("x", data=np.ones((10, 10), dtype), chunks=True,
+                             compression=h5zgpu.FILTER_ID, compression_opts=cd)
+        assert "x" not in f
+    assert "h5zgpu: " in str(info.value) and text in str(info.value), str(info.value)
