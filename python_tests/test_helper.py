@@ -37,6 +37,8 @@ def test_filter_kwargs(codec, mode, expect):
     (dict(mode="abs", eb=math.inf), "not a finite number >= 0"),
     (dict(mode="abs", eb="1e-3"), "is not a number"),
     (dict(mode="pwrel", eb=1.0), "must be below 1"),
+    (dict(mode="abs", eb=0.1, missing="land"), "missing value 'land' is not a number"),
+    (dict(mode="abs", eb=0.1, missing=-1.0, dtype="int32"), "is not float32 or float64"),
 ])
 def test_invalid_arguments(kwargs, text):
     with pytest.raises(ValueError, match="h5zgpu: .*" + text.replace("(", r"\(")):

@@ -121,3 +121,17 @@ def test_bad_missing_value_fails_at_create(tmp_path, case):
                              compression=h5zgpu.FILTER_ID, compression_opts=cd)
         assert "x" not in f
     assert "h5zgpu: " in str(info.value) and text in str(info.value), str(info.value)
+
+
+def test_helper_rounds_the_missing_value_to_the_dataset_type(tmp_path):
+    """h5zgpu.filter(missing=-1e34, dtype=np.float32) names the float32 -1e34 the data holds."""
+    a, land = ocean((64, 80), np.float32, -1e34, 0.4, seed=7)
+    path = tmp_path / "h.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("sst", data=a, chunks=(32, 40),
+                         **h5zgpu.filter("fixed", mode="abs", eb=EB, missing=-1e34,
+                                         dtype=np.float32))
+    with h5py.File(path, "r") as f:
+        back = f["sst"][...]
+    assert np.array_equal(back[land].view(np.uint32), a[land].view(np.uint32))
+    assert np.max(np.abs(back[~land].astype(np.float64) - a[~land].astype(np.float64))) <= EB

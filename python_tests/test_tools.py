@@ -77,6 +77,17 @@ def test_cdvalues_command_matches_helper(h5zgpu_bin, codec, mode, eb):
         f"compression=33900, compression_opts=({c}, {m}, {lo}, {hi})"]
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_cdvalues_missing_value_matches_helper(h5zgpu_bin, dtype):
+    out = run(h5zgpu_bin, "cdvalues", "--codec", "fixed", "--mode", "abs", "--eb", "0.01",
+              "--missing", "-1e34", "-t", dtype)
+    cd = h5zgpu.cd_values("fixed", mode="abs", eb=0.01, missing=-1e34,
+                          dtype="float32" if dtype == "f32" else "float64")
+    assert out.stdout.splitlines() == [
+        "UD=33900,0,7," + ",".join(map(str, cd)),
+        "compression=33900, compression_opts=(" + ", ".join(map(str, cd)) + ")"]
+
+
 @pytest.mark.parametrize("args,text", [
     (["cdvalues", "--mode", "abs", "--eb", "-1"], "not a finite number >= 0"),
     (["cdvalues", "--mode", "bogus", "--eb", "1"], "abs, rel or pwrel"),

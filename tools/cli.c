@@ -25,6 +25,7 @@ static const opt_def OPTS[] = {
     {NULL, "--mode", OPT_MODE, "abs, rel or pwrel"},
     {NULL, "--eb", OPT_EB, "a number like 1e-3"},
     {NULL, "--json", OPT_JSON, NULL},
+    {NULL, "--missing", OPT_MISSING, "a number like -1e34"},
 };
 
 static const char *const CODEC_NAMES[] = {"auto", "fixed", "huffman"};
@@ -105,6 +106,12 @@ static int set_value(const opt_def *d, const char *v, cli_opts *o)
         o->eb_given = 1;
         if (end != v && *end == 0)
             return 0; /* range and sign are the library's to judge (h5zgpu_params_check) */
+        break;
+    case OPT_MISSING:
+        o->missing = strtod(v, &end);
+        o->missing_given = 1;
+        if (end != v && *end == 0)
+            return 0;
         break;
     }
     fprintf(stderr, "h5zgpu: %s %s is not valid; expected %s\n", d->long_name, v, d->expect);

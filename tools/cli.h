@@ -22,6 +22,8 @@ typedef struct cli_opts {
     int codec, mode;          /* -1 until given */
     double eb;
     int eb_given;
+    double missing;           /* cdvalues --missing: a missing value (netCDF _FillValue) */
+    int missing_given;
     int json;
 } cli_opts;
 
@@ -33,7 +35,8 @@ enum {
     OPT_CODEC = 1 << 4,
     OPT_MODE = 1 << 5,
     OPT_EB = 1 << 6,
-    OPT_JSON = 1 << 7
+    OPT_JSON = 1 << 7,
+    OPT_MISSING = 1 << 8
 };
 
 /* Parses argv (after the subcommand) into o, accepting the options in `allowed` and up to

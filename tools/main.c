@@ -10,6 +10,7 @@
 static const char USAGE[] =
     "usage:\n"
     "  h5zgpu cdvalues [--codec auto|fixed|huffman] --mode abs|rel|pwrel --eb X\n"
+    "                  [--missing V [-t f32|f64]]  (a missing value; -t f32 rounds it to float32)\n"
     "      print the h5repack filter string (UD=...) and the h5py keyword arguments\n"
     "  h5zgpu compress -i IN -o OUT -t f32|f64 -d Z,Y,X [--codec C] --mode M --eb X\n"
     "      compress a raw little-endian array into one h5zgpu chunk; report ratio, throughput\n"
@@ -88,7 +89,7 @@ static int cmd_cdvalues(int argc, char **argv)
     h5zgpu_params p;
     unsigned lo, hi;
     int rc;
-    if (cli_parse(argc, argv, OPT_CODEC | OPT_MODE | OPT_EB, 0, &o) != 0)
+    if (cli_parse(argc, argv, OPT_CODEC | OPT_MODE | OPT_EB | OPT_MISSING | OPT_TYPE, 0, &o) != 0)
         return CLI_EXIT_USAGE;
     if ((rc = build_params(&o, 0, &p)) != 0)
         return rc;
@@ -106,10 +107,21 @@ static int cmd_cdvalues(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     h5zgpu_eb_to_words(p.eb, &lo, &hi);
-    printf("UD=%d,0,4,%u,%u,%u,%u\n", H5ZGPU_FILTER_ID, (unsigned)p.codec, (unsigned)p.mode, lo,
-           hi);
-    printf("compression=%d, compression_opts=(%u, %u, %u, %u)\n", H5ZGPU_FILTER_ID,
-           (unsigned)p.codec, (unsigned)p.mode, lo, hi);
+    if (!o.missing_given) {
+        printf("UD=%d,0,4,%u,%u,%u,%u\n", H5ZGPU_FILTER_ID, (unsigned)p.codec, (unsigned)p.mode,
+               lo, hi);
+        printf("compression=%d, compression_opts=(%u, %u, %u, %u)\n", H5ZGPU_FILTER_ID,
+               (unsigned)p.codec, (unsigned)p.mode, lo, hi);
+        return 0;
+    }
+    /* the filter compares bits in the element type: a float32 dataset needs a float32 value */
+    double missing = o.dtype == H5ZGPU_FLOAT32 ? (double)(float)o.missing : o.missing;
+    unsigned mlo, mhi;
+    h5zgpu_eb_to_words(missing, &mlo, &mhi);
+    printf("UD=%d,0,7,%u,%u,%u,%u,1,%u,%u\n", H5ZGPU_FILTER_ID, (unsigned)p.codec,
+           (unsigned)p.mode, lo, hi, mlo, mhi);
+    printf("compression=%d, compression_opts=(%u, %u, %u, %u, 1, %u, %u)\n", H5ZGPU_FILTER_ID,
+           (unsigned)p.codec, (unsigned)p.mode, lo, hi, mlo, mhi);
     return 0;
 }
 

@@ -53,11 +53,13 @@ def eb_from_words(lo, hi):
     return struct.unpack("<d", struct.pack("<II", lo, hi))[0]
 
 
-def cd_values(codec="fixed", *, mode, eb):
+def cd_values(codec="fixed", *, mode, eb, missing=None, dtype=None):
     """The filter's cd_values (codec, mode, eb_lo, eb_hi) for the given codec, mode and bound.
 
     codec: "auto" | "fixed" | "huffman" (or 0, 1, 2); mode: "abs" | "rel" | "pwrel" (or 0, 1, 2);
     eb: finite and >= 0 (0 means lossless); below 1 for "pwrel".
+    missing: an optional missing value, appended as (1, low word, high word) (docs/FILTER.md);
+    dtype: the dataset's element type, to round the missing value to float32 when it is.
     """
     c = _pick("codec", codec, CODECS)
     m = _pick("error mode", mode, MODES)
@@ -71,12 +73,36 @@ def cd_values(codec="fixed", *, mode, eb):
         raise ValueError(f"h5zgpu: PWREL error bound {eb!r} must be below 1 "
                          "(it is a fraction of |x|)")
     lo, hi = eb_to_words(eb)
-    return (c, m, lo, hi)
+    if missing is None:
+        return (c, m, lo, hi)
+    return (c, m, lo, hi, 1, *eb_to_words(_missing_value(missing, dtype)))
 
 
-def filter(codec="fixed", *, mode, eb):  # noqa: A001 - the name users ask for
-    """Keyword arguments for h5py's create_dataset: compression=33900 and its compression_opts."""
-    return {"compression": FILTER_ID, "compression_opts": cd_values(codec, mode=mode, eb=eb)}
+def _missing_value(missing, dtype):
+    """The missing value as the dataset's element type holds it, as a float.
+
+    The filter compares bits in the element type and refuses, for a float32 dataset, a value that
+    is not a float32 number; with dtype naming float32 the value is rounded to float32 here.
+    """
+    if isinstance(missing, bool) or not isinstance(missing, numbers.Real):
+        raise ValueError(f"h5zgpu: missing value {missing!r} is not a number")
+    name = getattr(dtype, "name", None) or getattr(getattr(dtype, "dtype", None), "name", None) \
+        or (dtype if isinstance(dtype, str) else getattr(dtype, "__name__", None))
+    if dtype is None or name in ("float64", "f8", "<f8", "double"):
+        return float(missing)
+    if name in ("float32", "f4", "<f4", "single"):
+        return struct.unpack("<f", struct.pack("<f", float(missing)))[0]
+    raise ValueError(f"h5zgpu: dtype {dtype!r} is not float32 or float64")
+
+
+def filter(codec="fixed", *, mode, eb, missing=None, dtype=None):  # noqa: A001 - users' name
+    """Keyword arguments for h5py's create_dataset: compression=33900 and its compression_opts.
+
+    missing: an optional missing value (netCDF's _FillValue) that comes back bit for bit and stays
+    out of REL ranges; give dtype (e.g. numpy.float32) to round it to a float32 dataset's type.
+    """
+    return {"compression": FILTER_ID,
+            "compression_opts": cd_values(codec, mode=mode, eb=eb, missing=missing, dtype=dtype)}
 
 
 def _source_build_dir():
