@@ -1,6 +1,7 @@
 /* The C ABI of backend_gpu.h: a pool of per-device workspaces, host staging, and the order of
  * kernels for one chunk. Written without the C++ runtime (no new, no exceptions, no static
  * guards) so that the static library links into a C program or plugin with cudart alone. */
+#include <ctype.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -44,6 +45,33 @@ static hzc_ws *pool;
 static pthread_once_t count_once = PTHREAD_ONCE_INIT;
 static int count_cached;
 
+/* H5ZGPU_GPU_MEMORY_LIMIT: bytes of device memory all workspaces together may hold (K, M, G:
+ * binary multiples). Lets a test force the out-of-memory path; 0 (unset) means no cap. */
+static pthread_once_t limit_once = PTHREAD_ONCE_INIT;
+static uint64_t limit_bytes;
+static int limit_bad;
+static uint64_t held_bytes;   /* device bytes held by workspaces, under the cap's accounting */
+
+static void limit_init(void)
+{
+    const char *v = getenv("H5ZGPU_GPU_MEMORY_LIMIT");
+    if (!v || !*v)
+        return;
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (end == v || *end || !isdigit((unsigned char)*v) || n == 0 || n > (UINT64_MAX >> shift))
+        limit_bad = 1;
+    else
+        limit_bytes = (uint64_t)n << shift;
+}
+
 static void count_init(void)
 {
     int n = 0;
@@ -69,6 +97,32 @@ static h5zgpu_status cuda_fail(cudaError_t e, const char *what)
                    what, cudaGetErrorString(e));
 }
 
+/* Books n more device bytes against H5ZGPU_GPU_MEMORY_LIMIT before they are allocated. */
+static h5zgpu_status dev_reserve(uint64_t n)
+{
+    pthread_once(&limit_once, limit_init);
+    if (limit_bad)
+        return hz_fail(H5ZGPU_E_DEVICE, "H5ZGPU_GPU_MEMORY_LIMIT='%s' is not a byte count such as "
+                                        "512M; the CPU path is used unless H5ZGPU_DEVICE=gpu",
+                       getenv("H5ZGPU_GPU_MEMORY_LIMIT"));
+    uint64_t now = __atomic_add_fetch(&held_bytes, n, __ATOMIC_RELAXED);
+    if (limit_bytes && now > limit_bytes) {
+        __atomic_sub_fetch(&held_bytes, n, __ATOMIC_RELAXED);
+        return hz_fail(H5ZGPU_E_DEVICE,
+                       "GPU work needs %llu more bytes of device memory, past "
+                       "H5ZGPU_GPU_MEMORY_LIMIT (%llu bytes, %llu held); the CPU path is used "
+                       "unless H5ZGPU_DEVICE=gpu (raise the limit or use smaller chunks)",
+                       (unsigned long long)n, (unsigned long long)limit_bytes,
+                       (unsigned long long)(now - n));
+    }
+    return H5ZGPU_OK;
+}
+
+static void dev_unreserve(uint64_t n)
+{
+    __atomic_sub_fetch(&held_bytes, n, __ATOMIC_RELAXED);
+}
+
 #define CK(call, what)                                                                        \
     do {                                                                                      \
         cudaError_t e_ = (call);                                                              \
@@ -81,10 +135,12 @@ static h5zgpu_status cuda_fail(cudaError_t e, const char *what)
 static void buf_free(hzc_buf *b, int pinned)
 {
     if (b->p) {
-        if (pinned)
+        if (pinned) {
             cudaFreeHost(b->p);
-        else
+        } else {
             cudaFree(b->p);
+            dev_unreserve(b->cap);
+        }
     }
     b->p = NULL;
     b->cap = 0;
@@ -97,9 +153,14 @@ static h5zgpu_status buf_need(hzc_buf *b, uint64_t n, int pinned)
         return H5ZGPU_OK;
     buf_free(b, pinned);
     size_t want = (size_t)(n / HZC_GROW_DEN * HZC_GROW_NUM + n % HZC_GROW_DEN + HZC_PAD);
+    h5zgpu_status st;
+    if (!pinned && (st = dev_reserve(want)) != H5ZGPU_OK)
+        return st;
     cudaError_t e = pinned ? cudaMallocHost(&b->p, want) : cudaMalloc(&b->p, want);
     if (e != cudaSuccess) {
         b->p = NULL;
+        if (!pinned)
+            dev_unreserve(want);
         cudaGetLastError();
         return hz_fail(H5ZGPU_E_DEVICE,
                        "GPU %s memory for %zu bytes could not be allocated (%s); the CPU path "
@@ -119,8 +180,10 @@ static void ws_destroy(hzc_ws *w)
     buf_free(&w->status, 0);
     buf_free(&w->part, 0);
     buf_free(&w->host, 1);
-    if (w->sc)
+    if (w->sc) {
         cudaFree(w->sc);
+        dev_unreserve(sizeof(hzc_scalars));
+    }
     if (w->hsc)
         cudaFreeHost(w->hsc);
     if (w->stream)
@@ -150,7 +213,16 @@ static h5zgpu_status ws_acquire(int device, hzc_ws **out)
     w->device = device;
     w->busy = 1;
     CK(cudaStreamCreate(&w->stream), "stream creation");
-    CK(cudaMalloc(&w->sc, sizeof(hzc_scalars)), "allocation of the workspace counters");
+    if ((st = dev_reserve(sizeof(hzc_scalars))) != H5ZGPU_OK)
+        goto done;
+    {
+        cudaError_t e = cudaMalloc(&w->sc, sizeof(hzc_scalars));
+        if (e != cudaSuccess) {
+            w->sc = NULL;
+            dev_unreserve(sizeof(hzc_scalars));
+            CK(e, "allocation of the workspace counters");
+        }
+    }
     CK(cudaMallocHost(&w->hsc, sizeof(hzc_scalars)), "allocation of pinned counters");
     CK(cudaDeviceGetAttribute(&w->sms, cudaDevAttrMultiProcessorCount, device),
        "query of the multiprocessor count");
@@ -199,8 +271,17 @@ done:
     return st;
 }
 
-static void call_end(hzc_call *c)
+/* A call that failed on the device gives back its workspace's chunk buffers, so that a fault
+ * past H5ZGPU_GPU_MEMORY_LIMIT does not leave memory held that smaller chunks then lack. */
+static void call_end(hzc_call *c, h5zgpu_status st)
 {
+    if (c->ws && st == H5ZGPU_E_DEVICE) {
+        buf_free(&c->ws->in, 0);
+        buf_free(&c->ws->tab, 0);
+        buf_free(&c->ws->pay, 0);
+        buf_free(&c->ws->fin, 0);
+        buf_free(&c->ws->status, 0);
+    }
     if (c->ws)
         ws_release(c->ws);
     if (c->prev_device >= 0)
@@ -246,18 +327,20 @@ static h5zgpu_status check_tiles(const fl_geom *g)
 }
 
 extern "C" h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, double eb,
-                                          int is_f32, const void *in, int in_dev, uint8_t *out,
-                                          int out_dev, uint64_t cap, uint64_t *len,
-                                          double *eb_abs, uint32_t *sum, int device,
-                                          void *stream)
+                                          int is_f32, int has_fill, uint64_t fill_bits,
+                                          const void *in, int in_dev, uint8_t *out, int out_dev,
+                                          uint64_t fill_shift, uint64_t cap, uint64_t *len,
+                                          double *eb_abs, uint32_t *sum, int *held_fill,
+                                          int device, void *stream)
 {
     hzc_call c;
     fl_quant Q;
     const void *d_in;
     uint8_t *dst;
     const uint64_t n = g->nz * g->ny * g->nx, raw = n * (is_f32 ? 4u : 8u);
-    const uint64_t tables = fl_tables_size(g), paycap = cap > tables ? cap - tables : 0;
+    uint64_t tables, paycap;
     h5zgpu_status st = check_tiles(g);
+    *held_fill = 0;
     if (st != H5ZGPU_OK)
         return st;
     if ((st = call_begin(&c, device, stream)) != H5ZGPU_OK)
@@ -267,12 +350,21 @@ extern "C" h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, do
     if ((st = stage_in(&c, in, in_dev, raw, &d_in)) != H5ZGPU_OK)
         goto done;
 
-    CK(hzc_launch_stats(d_in, n, is_f32, mode == H5ZGPU_MODE_PWREL, (hzc_minmax *)w->part.p, w->sc,
-                        w->sms, c.s),
+    CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c.s), "reset of the counters");
+    CK(hzc_launch_stats(d_in, n, is_f32, mode == H5ZGPU_MODE_PWREL, has_fill, fill_bits,
+                        (hzc_minmax *)w->part.p, w->sc, w->sms, c.s),
        "launch of the statistics kernel");
     if ((st = sync_scalars(&c)) != H5ZGPU_OK)
         goto done;
     fl_quant_init(&Q, mode, eb, is_f32, w->hsc->any, w->hsc->lo, w->hsc->hi);
+    /* a chunk without fill elements is coded as if it had no fill value (FORMAT.md) */
+    Q.has_fill = has_fill && w->hsc->fill_seen;
+    Q.fill_bits = fill_bits;
+    *held_fill = Q.has_fill;
+    if (Q.has_fill)
+        out += fill_shift;
+    tables = fl_tables_size(g, Q.has_fill);
+    paycap = cap > tables ? cap - tables : 0;
 
     if ((st = buf_need(&w->tab, tables + g->nblocks, 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->pay, paycap, 0)) != H5ZGPU_OK ||
@@ -309,21 +401,21 @@ extern "C" h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, do
     *eb_abs = Q.eb;
     *sum = w->hsc->sum;
 done:
-    call_end(&c);
+    call_end(&c, st);
     return st;
 }
 
 extern "C" h5zgpu_status hzc_fixed_decode(const fl_geom *g, h5zgpu_mode mode, double eb_abs,
-                                          int is_f32, const uint8_t *in, int in_dev,
-                                          uint64_t len, void *out, int out_dev, uint32_t *sum,
-                                          int device, void *stream)
+                                          int is_f32, int has_fill, uint64_t fill_bits,
+                                          const uint8_t *in, int in_dev, uint64_t len, void *out,
+                                          int out_dev, uint32_t *sum, int device, void *stream)
 {
     hzc_call c;
     fl_quant Q;
     const void *d_in;
     void *d_out;
     const uint64_t n = g->nz * g->ny * g->nx, raw = n * (is_f32 ? 4u : 8u);
-    const uint64_t tables = fl_tables_size(g);
+    const uint64_t tables = fl_tables_size(g, has_fill);
     h5zgpu_status st = check_tiles(g);
     if (st != H5ZGPU_OK)
         return st;
@@ -334,6 +426,8 @@ extern "C" h5zgpu_status hzc_fixed_decode(const fl_geom *g, h5zgpu_mode mode, do
     /* as the CPU decoder: the bound from the header, the base from the payload */
     fl_quant_init(&Q, mode == H5ZGPU_MODE_PWREL ? H5ZGPU_MODE_PWREL : H5ZGPU_MODE_ABS, eb_abs,
                   is_f32, 0, 0, 0);
+    Q.has_fill = has_fill;
+    Q.fill_bits = fill_bits;
     if ((st = call_begin(&c, device, stream)) != H5ZGPU_OK)
         goto done;
     hzc_ws *w;
@@ -369,7 +463,7 @@ extern "C" h5zgpu_status hzc_fixed_decode(const fl_geom *g, h5zgpu_mode mode, do
     }
     *sum = w->hsc->sum;
 done:
-    call_end(&c);
+    call_end(&c, st);
     return st;
 }
 
@@ -387,7 +481,7 @@ extern "C" h5zgpu_status hzc_sum(const void *p_dev, uint64_t n, uint32_t *sum, i
         goto done;
     *sum = c.ws->hsc->sum;
 done:
-    call_end(&c);
+    call_end(&c, st);
     return st;
 }
 
@@ -404,6 +498,6 @@ extern "C" h5zgpu_status hzc_copy(void *dst, int dst_dev, const void *src, int s
     CK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c.s), "copy");
     CK(cudaStreamSynchronize(c.s), "copy");
 done:
-    call_end(&c);
+    call_end(&c, st);
     return st;
 }

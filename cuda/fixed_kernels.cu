@@ -59,6 +59,17 @@ __device__ __forceinline__ uint32_t magnitude(int64_t r)
     return (uint32_t)(r < 0 ? (uint64_t)-r : (uint64_t)r);   /* |r| <= 2^31 (FL_QMAX) */
 }
 
+/* Codes of a block with fill elements under a predictor (one lane): each fill element past the
+ * corner takes its prediction, as fixed_cpu.c's residuals() does, so its residual is 0 and the
+ * warp's residual code applies unchanged to s. */
+template <int DIM>
+__device__ void fill_codes(unsigned pred, const int64_t *q, uint64_t fill, int64_t *s)
+{
+    typedef blk_shape<DIM> S;
+    for (unsigned e = 0; e < FL_BLOCK; e++)
+        s[e] = (e && (fill >> e & 1u)) ? fl_predict(pred, S::BY, S::BX, s, e) : q[e];
+}
+
 struct enc_args {
     fl_geom g;
     fl_quant Q;
@@ -77,12 +88,14 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
     const unsigned esize = sizeof(T);
     __shared__ int64_t q_s[FL_TILE][FL_BLOCK];
     __shared__ int64_t prev_s[FL_TILE];          /* q0 of the previous coded block (delta) */
+    __shared__ int64_t own_s[HZC_WARPS][FL_BLOCK];  /* codes of a block with fill elements */
+    __shared__ uint64_t fill_s[FL_TILE];         /* bit e: element e is fill */
     __shared__ uint32_t mag_s[S::NP][FL_TILE];
     __shared__ uint8_t nnz_s[S::NP][FL_TILE];
-    __shared__ uint8_t ok_s[FL_TILE], hdr_s[FL_TILE], hpos_s[FL_TILE];
+    __shared__ uint8_t ok_s[FL_TILE], allfill_s[FL_TILE], hdr_s[FL_TILE], hpos_s[FL_TILE];
     __shared__ uint32_t pos_s[FL_TILE];
     __shared__ uint64_t tile_s, hoff_s, off_s;
-    __shared__ unsigned pred_s;
+    __shared__ unsigned pred_s, mask_s;
 
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const fl_geom &g = a.g;
@@ -116,30 +129,50 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
         const unsigned blk = warp * HZC_BLOCKS_PER_WARP + k;
         if (blk >= nb)
             break;
-        bool ok = true, valid[2];
+        bool ok = true, valid[2], isfill[2];
         for (unsigned h = 0; h < 2; h++) {
             unsigned e = lane + 32 * h;
             int64_t q = 0;
             valid[h] = vbits >> (2 * k + h) & 1u;
-            if (valid[h] && !fl_quantize(&Q, (double)val[k][h], &q))
+            isfill[h] = valid[h] && fl_is_fill(&Q, raw_bits(&val[k][h]));
+            if (valid[h] && !isfill[h] && !fl_quantize(&Q, (double)val[k][h], &q))
                 ok = false;
             q_s[blk][e] = q;
         }
         ok = __all_sync(FULL, ok);
-        if (lane == 0)
+        const uint64_t fill = (uint64_t)__ballot_sync(FULL, isfill[0]) |
+                              (uint64_t)__ballot_sync(FULL, isfill[1]) << 32;
+        const uint64_t other = (uint64_t)__ballot_sync(FULL, valid[0] && !isfill[0]) |
+                               (uint64_t)__ballot_sync(FULL, valid[1] && !isfill[1]) << 32;
+        if (lane == 0) {
             ok_s[blk] = ok;
+            allfill_s[blk] = other == 0;
+            fill_s[blk] = fill;
+        }
         __syncwarp();
-        if (!ok)
+        if (!ok || other == 0)
             continue;
+        /* a fill corner takes the code of the block's first other value */
+        if ((fill & 1u) && lane == 0)
+            q_s[blk][0] = q_s[blk][__ffsll((long long)other) - 1];
+        __syncwarp();
         for (unsigned p = 0; p < S::NP; p++) {
-            int64_t r0 = residual<DIM>(p, q_s[blk], lane, valid[0]);
-            int64_t r1 = residual<DIM>(p, q_s[blk], lane + 32, valid[1]);
+            const int64_t *qs = q_s[blk];
+            if (fill) {
+                if (lane == 0)
+                    fill_codes<DIM>(p, q_s[blk], fill, own_s[warp]);
+                __syncwarp();
+                qs = own_s[warp];
+            }
+            int64_t r0 = residual<DIM>(p, qs, lane, valid[0]);
+            int64_t r1 = residual<DIM>(p, qs, lane + 32, valid[1]);
             uint32_t m = __reduce_max_sync(FULL, max(lane ? magnitude(r0) : 0u, magnitude(r1)));
             unsigned nnz = __popc(__ballot_sync(FULL, lane && r0)) + __popc(__ballot_sync(FULL, r1 != 0));
             if (lane == 0) {
                 mag_s[p][blk] = m;
                 nnz_s[p][blk] = (uint8_t)nnz;
             }
+            __syncwarp();   /* own_s is rewritten for the next predictor */
         }
     }
     __syncthreads();
@@ -147,9 +180,11 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
     /* Pass B (warp 0, lane i = block i): header bytes under every predictor and corner mode, the
      * cheapest pair (ties: lowest predictor, then absolute), offsets inside the tile, look-back. */
     if (warp == 0) {
-        const bool inb = lane < nb, ok = inb && ok_s[lane];
-        const unsigned before = __ballot_sync(FULL, ok) & lanemask_lt();
-        const int64_t q0 = ok ? q_s[lane][0] : 0;
+        const bool inb = lane < nb, ok = inb && ok_s[lane], coded = ok && !allfill_s[lane];
+        /* blocks with fill elements that are not raw: a fill-mask bit, and a bitmap when coded */
+        const bool fbit = ok && fill_s[lane] != 0;
+        const unsigned before = __ballot_sync(FULL, coded) & lanemask_lt();
+        const int64_t q0 = coded ? q_s[lane][0] : 0;
         const int64_t prev = before ? q_s[31 - __clz(before)][0] : 0;
         uint64_t nvalid = 0;
         if (inb) {
@@ -157,27 +192,33 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
             fl_block_origin(&g, b0 + lane, &z0, &y0, &x0);
             nvalid = fl_block_nvalid(&g, z0, y0, x0);
         }
-        unsigned best = 0, hdr = 0, best_cost = 0;
+        unsigned best = 0, hdr = 0, best_cost = 0, best_n = 0;
         for (unsigned p = 0; p < S::NP; p++)
             for (unsigned m = 0; m < 2; m++) {
-                unsigned h = inb ? FL_HDR_RAW : 0u;
-                if (ok) {
+                unsigned h = inb && !ok ? FL_HDR_RAW : 0u;
+                if (coded) {
                     fl_block_stat st;
                     st.maxmag = mag_s[p][lane];
                     st.nnz = nnz_s[p][lane];
                     st.r0 = m ? (int64_t)((uint64_t)q0 - (uint64_t)prev) : q0;
                     h = fl_block_header(&st);
                 }
-                unsigned c = __reduce_add_sync(
-                    FULL, h ? 1u + (unsigned)fl_block_payload_size(h, nvalid, esize) : 0u);
+                /* a fill bitmap needs a header byte too */
+                const unsigned n = h || (coded && fbit)
+                                       ? 1u + (fbit ? 8u : 0u) +
+                                             (unsigned)fl_block_payload_size(h, nvalid, esize)
+                                       : 0u;
+                unsigned c = __reduce_add_sync(FULL, n);
                 if ((p == 0 && m == 0) || c < best_cost) {
                     best = p | (m ? FL_TILE_CORNER_DELTA : 0u);
                     best_cost = c;
                     hdr = h;
+                    best_n = n;
                 }
             }
-        const uint32_t size = hdr ? (uint32_t)fl_block_payload_size(hdr, nvalid, esize) : 0u;
-        const unsigned mask = __ballot_sync(FULL, hdr != 0);
+        const uint32_t size = best_n ? best_n - 1u : 0u;
+        const unsigned mask = __ballot_sync(FULL, best_n != 0);
+        const unsigned fmask = __ballot_sync(FULL, fbit);
         uint32_t incl = size;
         for (unsigned d = 1; d < 32; d <<= 1) {
             uint32_t v = __shfl_up_sync(FULL, incl, d);
@@ -195,8 +236,11 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
             hoff_s = excl[0];
             off_s = excl[1];
             pred_s = best;
+            mask_s = mask;
             hz_put_u32(a.tab + FL_OFF_MASKS + 4 * t, mask);
             a.tab[FL_OFF_MASKS + 4 * g.ntiles + t] = (uint8_t)best;
+            if (Q.has_fill)
+                hz_put_u32(a.tab + FL_OFF_MASKS + 5 * g.ntiles + 4 * t, fmask);
             if (t == 0)
                 hz_put_f64(a.tab + FL_OFF_BASE, Q.base);
             if (t == g.ntiles - 1) {
@@ -209,13 +253,13 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
     const unsigned best = pred_s & ~FL_TILE_CORNER_DELTA, delta = pred_s >> 7;
 
     /* Pass C: header bytes and block payloads at their final offsets. */
-    const uint64_t tables = FL_OFF_MASKS + 5 * g.ntiles;
+    const uint64_t tables = fl_tables_size(&g, Q.has_fill);
     for (unsigned k = 0; k < HZC_BLOCKS_PER_WARP; k++) {
         const unsigned blk = warp * HZC_BLOCKS_PER_WARP + k;
         if (blk >= nb)
             break;
         const unsigned hdr = hdr_s[blk];
-        if (!hdr)
+        if (!(mask_s >> blk & 1u))   /* empty or all fill */
             continue;
         if (lane == 0)
             a.tab[tables + hoff_s + hpos_s[blk]] = (uint8_t)hdr;
@@ -226,7 +270,9 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
         valid[1] = elem_index<DIM>(g, z0, y0, x0, lane + 32, &idx[1]);
         const uint64_t o = off_s + pos_s[blk];
         const unsigned vb0 = __ballot_sync(FULL, valid[0]), vb1 = __ballot_sync(FULL, valid[1]);
-        if (o + fl_block_payload_size(hdr, __popc(vb0) + __popc(vb1), esize) > a.paycap)
+        const uint64_t fill = hdr == FL_HDR_RAW ? 0 : fill_s[blk];
+        if (o + (fill ? 8u : 0u) + fl_block_payload_size(hdr, __popc(vb0) + __popc(vb1), esize) >
+            a.paycap)
             continue;   /* does not fit: the host sees the total and reports it */
         uint8_t *dst = a.pay + o;
         if (hdr == FL_HDR_RAW) {
@@ -237,8 +283,19 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
                           raw_bits(in + idx[1]), esize);
             continue;
         }
-        const int64_t r0 = residual<DIM>(best, q_s[blk], lane, valid[0]);
-        const int64_t r1 = residual<DIM>(best, q_s[blk], lane + 32, valid[1]);
+        const int64_t *qs = q_s[blk];
+        if (fill) {
+            __syncwarp();   /* own_s may still be read for the warp's previous block */
+            if (lane == 0) {
+                put_bytes(dst, fill, 8);
+                fill_codes<DIM>(best, q_s[blk], fill, own_s[warp]);
+            }
+            __syncwarp();
+            qs = own_s[warp];
+            dst += 8;
+        }
+        const int64_t r0 = residual<DIM>(best, qs, lane, valid[0]);
+        const int64_t r1 = residual<DIM>(best, qs, lane + 32, valid[1]);
         const unsigned code = hdr & 63u, wb = fl_wbytes(hdr >> 6);
         const int64_t corner = delta ? (int64_t)((uint64_t)q_s[blk][0] - (uint64_t)prev_s[blk])
                                      : __shfl_sync(FULL, r0, 0);
@@ -271,6 +328,17 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
                 put_bytes(dst + 8 + 8 * lane, mine, 8);
         }
     }
+}
+
+/* The fill value's bits at element i, whatever they are (NaN payloads included). */
+__device__ __forceinline__ void put_fill(float *out, uint64_t i, uint64_t bits)
+{
+    ((uint32_t *)out)[i] = (uint32_t)bits;
+}
+
+__device__ __forceinline__ void put_fill(double *out, uint64_t i, uint64_t bits)
+{
+    ((unsigned long long *)out)[i] = bits;
 }
 
 /* Every predictor reads only elements of smaller x + y + z, so a block decodes diagonal by
@@ -316,7 +384,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
     __shared__ uint32_t pos_s[FL_TILE];
     __shared__ int64_t prev_s[FL_TILE];   /* delta corners: q0 of the previous coded block */
     __shared__ uint64_t tile_s, pay_s;
-    __shared__ unsigned pred_s, bad_s;
+    __shared__ unsigned pred_s, bad_s, mask_s, fmask_s;
     __shared__ double base_s;
 
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
@@ -327,16 +395,20 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
     __syncthreads();
     const uint64_t t = tile_s, b0 = t * FL_TILE;
     const unsigned nb = (unsigned)min((uint64_t)FL_TILE, g.nblocks - b0);
-    const uint64_t tables = FL_OFF_MASKS + 5 * g.ntiles;
+    const uint64_t tables = fl_tables_size(&g, a.Q.has_fill);
 
     /* Header-count prefix (the masks), then the tile's header bytes, then the byte prefix. Every
      * tile publishes both counts even when it is invalid, so its successors never wait for ever. */
     if (warp == 0) {
         const uint32_t mask = hz_get_u32(in + FL_OFF_MASKS + 4 * t);
+        const uint32_t fmask =
+            a.Q.has_fill ? hz_get_u32(in + FL_OFF_MASKS + 5 * g.ntiles + 4 * t) : 0u;
         const unsigned pred = in[FL_OFF_MASKS + 4 * g.ntiles + t];
         const uint64_t nhdr_total = a.sc->nhdr_total;
         const double base = hz_get_f64(in + FL_OFF_BASE);
-        bool bad = (pred & ~FL_TILE_CORNER_DELTA) >= S::NP || (nb < FL_TILE && (mask >> nb) != 0) ||
+        const unsigned fbit = fmask >> lane & 1u;
+        bool bad = (pred & ~FL_TILE_CORNER_DELTA) >= S::NP ||
+                   (nb < FL_TILE && ((mask | fmask) >> nb) != 0) ||
                    nhdr_total > a.len - tables || !hz_is_finite(base);
         uint64_t nh = __popc(mask), hoff, size = 0;
         unsigned long long *st_hdr = a.st_hdr, *st_bytes = a.st_bytes;
@@ -346,8 +418,9 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
             uint64_t z0, y0, x0;
             hdr = in[tables + hoff + __popc(mask & lanemask_lt())];
             fl_block_origin(&g, b0 + lane, &z0, &y0, &x0);
-            if (fl_header_valid(hdr))
-                size = fl_block_payload_size(hdr, fl_block_nvalid(&g, z0, y0, x0), esize);
+            if (fl_header_valid(hdr, fbit))
+                size = (fbit ? 8u : 0u) +
+                       fl_block_payload_size(hdr, fl_block_nvalid(&g, z0, y0, x0), esize);
             else
                 bad = true;
         }
@@ -368,7 +441,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
          * corners over the tile (raw blocks add nothing) */
         uint64_t corner = 0;
         if (!bad && hdr && hdr != FL_HDR_RAW) {
-            const uint8_t *src = in + tables + nhdr_total + off + (incl - size);
+            const uint8_t *src = in + tables + nhdr_total + off + (incl - size) + (fbit ? 8u : 0u);
             uint64_t zc = 0;
             for (unsigned i = 0; i < fl_wbytes(hdr >> 6); i++)
                 zc |= (uint64_t)src[i] << (8 * i);
@@ -386,6 +459,8 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
         if (lane == 0) {
             pay_s = tables + nhdr_total + off;
             pred_s = pred;
+            mask_s = mask;
+            fmask_s = fmask;
             base_s = base;
             bad_s = bad;
             if (bad)
@@ -408,7 +483,8 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
             break;
         const unsigned hdr = hdr_s[blk];
         const uint8_t *src = in + pay_s + pos_s[blk];
-        uint64_t z0, y0, x0, idx[2];
+        const bool fb = fmask_s >> blk & 1u;
+        uint64_t z0, y0, x0, idx[2], fill = 0;
         fl_block_origin(&g, b0 + blk, &z0, &y0, &x0);
         bool valid[2];
         valid[0] = elem_index<DIM>(g, z0, y0, x0, lane, &idx[0]);
@@ -430,6 +506,17 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
                     ((unsigned long long *)out)[idx[h]] = u;
             }
             continue;
+        }
+        if (fb && !(mask_s >> blk & 1u)) {   /* every element is fill */
+            for (unsigned h = 0; h < 2; h++)
+                if (valid[h])
+                    put_fill(out, idx[h], Q.fill_bits);
+            continue;
+        }
+        if (fb) {
+            for (unsigned i = 0; i < 8; i++)
+                fill |= (uint64_t)src[i] << (8 * i);
+            src += 8;
         }
         int64_t r[2] = {0, 0};
         if (hdr) {
@@ -496,9 +583,14 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
             }
         }
         __syncwarp();
-        for (unsigned h = 0; h < 2; h++)
-            if (valid[h])
+        for (unsigned h = 0; h < 2; h++) {
+            if (!valid[h])
+                continue;
+            if (fill >> (lane + 32 * h) & 1u)
+                put_fill(out, idx[h], Q.fill_bits);
+            else
                 out[idx[h]] = (T)fl_reconstruct(&Q, q[lane + 32 * h]);
+        }
         __syncwarp();
     }
 }
@@ -611,18 +703,27 @@ __device__ __forceinline__ void mm_block(hzc_minmax *m)
  * smallest non-zero |x|, taken once in the final kernel. */
 template <typename T, bool PWREL>
 __global__ void __launch_bounds__(HZC_THREADS)
-    stats_kernel(const T *in, uint64_t n, hzc_minmax *partial)
+    stats_kernel(const T *in, uint64_t n, int has_fill, uint64_t fill_bits, hzc_minmax *partial,
+                 hzc_scalars *sc)
 {
     hzc_minmax m = {HUGE_VAL, -HUGE_VAL};
+    int seen = 0;
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
          i += (uint64_t)gridDim.x * blockDim.x) {
-        double v = (double)in[i];
+        const T x = in[i];
+        if (has_fill && raw_bits(&x) == fill_bits) {
+            seen = 1;
+            continue;
+        }
+        double v = (double)x;
         if (!hz_is_finite(v) || (PWREL && v == 0.0))
             continue;
         if (PWREL)
             v = v < 0 ? -v : v;
         mm_merge(&m, v, v);
     }
+    if (__syncthreads_or(seen) && threadIdx.x == 0)
+        atomicOr(&sc->fill_seen, 1u);
     mm_block(&m);
     if (threadIdx.x == 0)
         partial[blockIdx.x] = m;
@@ -650,20 +751,25 @@ static unsigned grid_for(uint64_t items, int sms)
     return (unsigned)(want < 1 ? 1 : (want < most ? want : most));
 }
 
-cudaError_t hzc_launch_stats(const void *in, uint64_t n, int is_f32, int pwrel,
-                             hzc_minmax *partial, hzc_scalars *sc, int sms, cudaStream_t s)
+cudaError_t hzc_launch_stats(const void *in, uint64_t n, int is_f32, int pwrel, int has_fill,
+                             uint64_t fill_bits, hzc_minmax *partial, hzc_scalars *sc, int sms,
+                             cudaStream_t s)
 {
     unsigned grid = grid_for(n / 4, sms);
     if (grid > HZC_STATS_CTAS)
         grid = HZC_STATS_CTAS;
     if (is_f32 && pwrel)
-        stats_kernel<float, true><<<grid, HZC_THREADS, 0, s>>>((const float *)in, n, partial);
+        stats_kernel<float, true><<<grid, HZC_THREADS, 0, s>>>((const float *)in, n, has_fill,
+                                                               fill_bits, partial, sc);
     else if (is_f32)
-        stats_kernel<float, false><<<grid, HZC_THREADS, 0, s>>>((const float *)in, n, partial);
+        stats_kernel<float, false><<<grid, HZC_THREADS, 0, s>>>((const float *)in, n, has_fill,
+                                                               fill_bits, partial, sc);
     else if (pwrel)
-        stats_kernel<double, true><<<grid, HZC_THREADS, 0, s>>>((const double *)in, n, partial);
+        stats_kernel<double, true><<<grid, HZC_THREADS, 0, s>>>((const double *)in, n, has_fill,
+                                                               fill_bits, partial, sc);
     else
-        stats_kernel<double, false><<<grid, HZC_THREADS, 0, s>>>((const double *)in, n, partial);
+        stats_kernel<double, false><<<grid, HZC_THREADS, 0, s>>>((const double *)in, n, has_fill,
+                                                               fill_bits, partial, sc);
     if (pwrel)
         stats_final_kernel<true><<<1, HZC_THREADS, 0, s>>>(partial, grid, sc);
     else

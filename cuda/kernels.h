@@ -25,6 +25,7 @@ typedef struct hzc_scalars {
     unsigned long long bytes_total; /* block payload bytes (encoder) */
     unsigned int sum;               /* checksum sum (hz_sum) */
     unsigned int corrupt;           /* decoder: nonzero when the payload is invalid */
+    unsigned int fill_seen;         /* statistics: some element is the fill value */
     int any;                        /* statistics: some value counted */
     double lo, hi;
 } hzc_scalars;
@@ -36,8 +37,11 @@ typedef struct hzc_minmax {
     double lo, hi;
 } hzc_minmax;
 
-cudaError_t hzc_launch_stats(const void *in, uint64_t n, int is_f32, int pwrel,
-                             hzc_minmax *partial, hzc_scalars *sc, int sms, cudaStream_t s);
+/* Fill elements (has_fill, fill_bits) are left out and reported in sc->fill_seen, which the
+ * caller zeroes before the launch. */
+cudaError_t hzc_launch_stats(const void *in, uint64_t n, int is_f32, int pwrel, int has_fill,
+                             uint64_t fill_bits, hzc_minmax *partial, hzc_scalars *sc, int sms,
+                             cudaStream_t s);
 
 /* Checksum sum of n bytes at p into sc->sum; with npop > 0 also the popcount of the npop
  * 32-bit words that follow the payload's base (the tile masks) into sc->nhdr_total. */

@@ -270,8 +270,11 @@ h5zgpu_status h5zgpu_compress(const h5zgpu_params *given, const void *in, void *
     uint8_t *pay = (uint8_t *)out + hlen;
     uint32_t sum = 0;
     st = encode_fixed(&t, &g, p, in, pay, raw, &h.payload_len, &h.eb_abs, &sum);
-    if (st == H5ZGPU_E_OUTPUT_TOO_SMALL || (st == H5ZGPU_OK && h.payload_len >= raw)) {
-        /* did not shrink: stored as it came, behind the same header */
+    /* did not shrink, or REL's range overflowed (float64 values near both -max and +max: every
+     * block is raw, and a bound of inf could not be read back): stored as it came, behind the
+     * same header */
+    if (st == H5ZGPU_E_OUTPUT_TOO_SMALL ||
+        (st == H5ZGPU_OK && (h.payload_len >= raw || !hz_is_finite(h.eb_abs)))) {
         h.codec = HZ_CODEC_RAW;
         h.eb_abs = 0;
         h.payload_len = raw;
@@ -455,7 +458,8 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
         hlen = hz_header_len(p->rank, h.flags);
     }
     uint8_t *pay = (uint8_t *)d_out + hlen;
-    if (st == H5ZGPU_E_OUTPUT_TOO_SMALL || (st == H5ZGPU_OK && h.payload_len >= raw)) {
+    if (st == H5ZGPU_E_OUTPUT_TOO_SMALL ||
+        (st == H5ZGPU_OK && (h.payload_len >= raw || !hz_is_finite(h.eb_abs)))) {
         h.codec = HZ_CODEC_RAW;
         h.eb_abs = 0;
         h.payload_len = raw;

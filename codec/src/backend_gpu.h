@@ -1,6 +1,8 @@
 /* The CUDA backend's C ABI, implemented in cuda/ and linked when the build has CUDA
  * (H5ZGPU_HAVE_CUDA). Pointers flagged *_dev are device memory, the others host memory.
- * Every function returns a status and never aborts; a failure leaves the device usable. */
+ * Every function returns a status and never aborts; a failure leaves the device usable. Device
+ * memory held by the workspaces stays within H5ZGPU_GPU_MEMORY_LIMIT (docs/USAGE.md): a call
+ * that needs more fails with H5ZGPU_E_DEVICE before allocating. */
 #ifndef H5ZGPU_BACKEND_GPU_H
 #define H5ZGPU_BACKEND_GPU_H
 
@@ -15,19 +17,25 @@ extern "C" {
 int hzc_device_count(void);
 
 /* Fixed-length payload (the bytes after the chunk header), statistics, quantiser and encoding
- * all on the device. Writes at most cap bytes; H5ZGPU_E_OUTPUT_TOO_SMALL when the payload
- * needs more. On success *len is the payload size, *eb_abs the bound applied and *sum the
- * checksum sum of the payload (hz_sum). */
+ * all on the device. With has_fill, elements whose bits equal fill_bits are fill; the chunk is
+ * coded with the fill layout only when it holds some (*held_fill = 1), and its payload then
+ * starts fill_shift bytes past out (the header's fill value lies between). Writes at most cap
+ * payload bytes; H5ZGPU_E_OUTPUT_TOO_SMALL when the payload needs more (*held_fill is set even
+ * then). On success *len is the payload size, *eb_abs the bound applied and *sum the checksum
+ * sum of the payload (hz_sum). */
 h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, double eb, int is_f32,
-                               const void *in, int in_dev, uint8_t *out, int out_dev,
-                               uint64_t cap, uint64_t *len, double *eb_abs, uint32_t *sum,
+                               int has_fill, uint64_t fill_bits, const void *in, int in_dev,
+                               uint8_t *out, int out_dev, uint64_t fill_shift, uint64_t cap,
+                               uint64_t *len, double *eb_abs, uint32_t *sum, int *held_fill,
                                int device, void *stream);
 
-/* Decodes a payload of len bytes into the chunk's elements; H5ZGPU_E_CORRUPT on any invalid
- * length, code or offset. *sum is the checksum sum of the payload, for the caller to check. */
+/* Decodes a payload of len bytes into the chunk's elements (has_fill: the chunk header's fill
+ * flag, fill_bits its value); H5ZGPU_E_CORRUPT on any invalid length, code or offset. *sum is
+ * the checksum sum of the payload, for the caller to check. */
 h5zgpu_status hzc_fixed_decode(const fl_geom *g, h5zgpu_mode mode, double eb_abs, int is_f32,
-                               const uint8_t *in, int in_dev, uint64_t len, void *out,
-                               int out_dev, uint32_t *sum, int device, void *stream);
+                               int has_fill, uint64_t fill_bits, const uint8_t *in, int in_dev,
+                               uint64_t len, void *out, int out_dev, uint32_t *sum, int device,
+                               void *stream);
 
 /* Checksum sum (hz_sum) of n bytes of device memory. */
 h5zgpu_status hzc_sum(const void *p_dev, uint64_t n, uint32_t *sum, int device, void *stream);

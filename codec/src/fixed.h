@@ -18,14 +18,9 @@ int fl_geom_init(fl_geom *g, unsigned rank, const uint64_t *dims);
 
 /* Bytes before the block headers: base, tile masks, tile predictors, and with a fill value the
  * tile fill masks. */
-static inline uint64_t fl_tables_size_fill(const fl_geom *g, int has_fill)
+HZ_HD uint64_t fl_tables_size(const fl_geom *g, int has_fill)
 {
     return FL_OFF_MASKS + (has_fill ? 9u : 5u) * g->ntiles;
-}
-
-static inline uint64_t fl_tables_size(const fl_geom *g)
-{
-    return fl_tables_size_fill(g, 0);
 }
 
 /* Largest payload the encoder can produce: every block raw. */

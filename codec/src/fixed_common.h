@@ -241,7 +241,7 @@ HZ_HD uint64_t fl_block_payload_size(unsigned hdr, uint64_t nvalid, unsigned esi
 
 /* Whether a header byte may stand for a block; blocks with fill values may have header 0
  * (nothing but their fill bitmap) and are never raw. */
-HZ_HD int fl_header_valid_fill(unsigned hdr, int has_fill_bitmap)
+HZ_HD int fl_header_valid(unsigned hdr, int has_fill_bitmap)
 {
     unsigned code = hdr & 63u;
     if (hdr == 0)
@@ -251,11 +251,6 @@ HZ_HD int fl_header_valid_fill(unsigned hdr, int has_fill_bitmap)
     if (code == FL_HDR_RAW)
         return (hdr >> 6) == 0;
     return code <= FL_MAX_PLANES || (code > FL_SPARSE_BASE && code < FL_HDR_RAW);
-}
-
-HZ_HD int fl_header_valid(unsigned hdr)
-{
-    return fl_header_valid_fill(hdr, 0);
 }
 
 /* Block b's origin and the number of its elements inside the chunk. */

@@ -52,7 +52,7 @@ int fl_geom_init(fl_geom *g, unsigned rank, const uint64_t *dims)
 
 uint64_t fl_payload_bound(const fl_geom *g, unsigned esize, int has_fill)
 {
-    return fl_tables_size_fill(g, has_fill) + g->nblocks * (has_fill ? 9u : 1u) +
+    return fl_tables_size(g, has_fill) + g->nblocks * (has_fill ? 9u : 1u) +
            g->nz * g->ny * g->nx * esize;
 }
 
@@ -195,6 +195,56 @@ static void residuals(const fl_geom *g, unsigned pred, const fl_blk *k, int64_t 
     s->r0 = r[0];
 }
 
+static void stat_add(fl_block_stat *s, uint64_t q, uint64_t pred)
+{
+    int64_t r = (int64_t)(q - pred);
+    if (r) {
+        uint64_t m = r < 0 ? (uint64_t)-r : (uint64_t)r;
+        s->maxmag = m > s->maxmag ? m : s->maxmag;
+        s->nnz++;
+    }
+}
+
+/* The statistics residuals() gives, for every predictor at once, of a block without fill
+ * elements: the neighbours are read once and each prediction is the arithmetic of fl_predict_at
+ * (the golden chunks hold the two to the same bytes). Encoding's hot loop. */
+static void stats_all(const fl_geom *g, unsigned np, const fl_blk *k, fl_block_stat s[FL_NPRED])
+{
+    const unsigned by = g->by, bx = g->bx, sy = bx, sz = bx * by;
+    const int64_t *q = k->q;
+    for (unsigned p = 0; p < np; p++)
+        s[p] = (fl_block_stat){0, 0, q[0]};
+    unsigned e = 0;
+    for (unsigned z = 0; z < g->bz; z++)
+        for (unsigned y = 0; y < by; y++)
+            for (unsigned x = 0; x < bx; x++, e++) {
+                if (e == 0 || !k->valid[e])
+                    continue;
+                uint64_t a = x ? (uint64_t)q[e - 1] : 0, b = y ? (uint64_t)q[e - sy] : 0;
+                uint64_t cz = z ? (uint64_t)q[e - sz] : 0;
+                uint64_t ab = x && y ? (uint64_t)q[e - sy - 1] : 0;
+                uint64_t ac = x && z ? (uint64_t)q[e - sz - 1] : 0;
+                uint64_t bc = y && z ? (uint64_t)q[e - sz - sy] : 0;
+                uint64_t abc = x && y && z ? (uint64_t)q[e - sz - sy - 1] : 0;
+                uint64_t v = (uint64_t)q[e];
+                uint64_t chain = x ? a : (y ? b : cz);
+                stat_add(&s[FL_PRED_LORENZO], v, a + b + cz - ab - ac - bc + abc);
+                if (np > FL_PRED_CHAIN)
+                    stat_add(&s[FL_PRED_CHAIN], v, chain);
+                if (np > FL_PRED_MEAN) {
+                    unsigned n = (x > 0) + (y > 0) + (z > 0);
+                    uint64_t m = a + b + cz;
+                    if (n > 1) {
+                        int64_t t = (int64_t)(m + n / 2), d = (int64_t)n;
+                        m = (uint64_t)(t >= 0 ? t / d : -((-(t + 1)) / d) - 1);
+                    }
+                    stat_add(&s[FL_PRED_MEAN], v, m);
+                }
+                if (np > FL_PRED_PLANAR)
+                    stat_add(&s[FL_PRED_PLANAR], v, x == 0 && y == 0 ? chain : a + b - ab);
+            }
+}
+
 static uint8_t *write_block(uint8_t *p, unsigned hdr, const int64_t r[FL_BLOCK])
 {
     unsigned code = hdr & 63u, wb = fl_wbytes(hdr >> 6);
@@ -247,10 +297,13 @@ static void analyse_tile(const fl_geom *g, const fl_quant *Q, const void *in, ui
         load_block(g, Q, in, b0 + i, &k);
         if (k.fill && k.ok)
             ts->fmask |= 1u << i;
+        int coded = k.ok && !k.all_fill;
+        fl_block_stat all[FL_NPRED] = {{0, 0, 0}};
+        if (coded && !k.fill)
+            stats_all(g, np, &k, all);
         for (unsigned p = 0; p < np; p++) {
-            fl_block_stat s = {0, 0, 0};
-            int coded = k.ok && !k.all_fill;
-            if (coded)
+            fl_block_stat s = all[p];
+            if (coded && k.fill)
                 residuals(g, p, &k, r, &s);
             for (unsigned m = 0; m < 2; m++) {
                 unsigned h = 0;
@@ -378,7 +431,7 @@ h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in,
         nhdr += ts[t].nhdr;
         bytes += ts[t].bytes;
     }
-    uint64_t tables = fl_tables_size_fill(g, Q->has_fill), total = tables + nhdr + bytes;
+    uint64_t tables = fl_tables_size(g, Q->has_fill), total = tables + nhdr + bytes;
     if (total > cap) {
         st = H5ZGPU_E_OUTPUT_TOO_SMALL;
         goto done;
@@ -532,7 +585,7 @@ h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, ui
                             void *out)
 {
     unsigned esize = Q->is_f32 ? 4u : 8u, np = fl_npred(g);
-    uint64_t tables = fl_tables_size_fill(g, Q->has_fill);
+    uint64_t tables = fl_tables_size(g, Q->has_fill);
     if (len < tables)
         return H5ZGPU_E_CORRUPT;
     Q->base = hz_get_f64(in + FL_OFF_BASE);
@@ -567,7 +620,7 @@ h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, ui
                 continue;
             uint64_t z0, y0, x0;
             unsigned hdr = *h++, has_fill = ts[t].fmask >> i & 1u;
-            if (!fl_header_valid_fill(hdr, has_fill))
+            if (!fl_header_valid(hdr, has_fill))
                 goto done;
             fl_block_origin(g, t * FL_TILE + i, &z0, &y0, &x0);
             bytes += (has_fill ? 8u : 0u) +

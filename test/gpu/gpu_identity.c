@@ -2,7 +2,9 @@
  * bits, every value within its bound, the device-pointer API, and damaged payloads that must be
  * refused without a crash. Optional arguments `FILE.f32 Z,Y,X ...` repeat the identity check on
  * whole raw fields at REL 1e-2, 1e-3, 1e-4 and print the ratio. `--small` runs a quarter of the
- * cases of up to SMALL_MAX elements (for compute-sanitizer). Exits 77 (skip) without a GPU. */
+ * cases of up to SMALL_MAX elements (for compute-sanitizer). Chunks with fill values (blobs of
+ * -1e34, 0 among -0, all fill, fill corners, fill beside NaN and raw blocks) get the same checks.
+ * Exits 77 (skip) without a GPU. */
 #include "util.h"
 
 #include <cuda_runtime_api.h>
@@ -166,7 +168,7 @@ static void corrupt(const char *name, const uint8_t *chunk, size_t len, size_t r
 {
     uint8_t *c = malloc(len);
     void *a = malloc(raw), *b = malloc(raw);
-    size_t hlen = 40 + 4 * (size_t)chunk[8], la, lb;
+    size_t hlen = 40 + 4 * (size_t)chunk[8] + ((chunk[9] & 1u) ? 8 : 0), la, lb;
     if (!c || !a || !b || chunk[5] != H5ZGPU_CODEC_FIXED || len <= hlen)
         goto done;
     uint64_t s = (uint64_t)seed * 2654435761u + 1;
@@ -245,6 +247,147 @@ static void synthetic(int small)
     printf("gpu_identity: %d synthetic cases\n", nrun);
 }
 
+/* Fill layouts (docs/FORMAT.md): what each pattern puts where, over a smooth or special field. */
+enum {
+    FP_ZERO_MIX,   /* fill +0.0 among -0.0 and smooth values */
+    FP_BLOBS,      /* fill -1e34 over about 40% of the points, in runs of varying length */
+    FP_ALL,        /* every element fill */
+    FP_CORNERS,    /* fill at every element whose folded coordinates are multiples of 4, and
+                      scattered: block corners that are fill, next to fill neighbours */
+    FP_SPECIAL,    /* blobs of -1e10 among NaN, Inf and values past the quantiser's range */
+    FP_NAN_FILL,   /* the fill value is a NaN; other NaNs and Infs are not fill */
+    FP_ABSENT      /* a fill value that no element holds: written as without one */
+};
+
+static const struct {
+    int pat;
+    double fill;
+} fill_pats[] = {
+    {FP_ZERO_MIX, 0.0}, {FP_BLOBS, -1e34}, {FP_ALL, -1e34},   {FP_CORNERS, 9.969209968386869e36},
+    {FP_SPECIAL, -1e10}, {FP_NAN_FILL, NAN}, {FP_ABSENT, -1e34},
+};
+
+static const uint64_t fill_seeds[] = {3, 17};
+
+static void put(h5zgpu_dtype t, void *a, size_t i, double v)
+{
+    if (t == H5ZGPU_FLOAT32) {
+        float f = (float)v;
+        memcpy((char *)a + 4 * i, &f, 4);
+    } else {
+        memcpy((char *)a + 8 * i, &v, 8);
+    }
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 31;
+    x *= 0x9E3779B97F4A7C15u;
+    return x ^ (x >> 29);
+}
+
+static void fill_layout(const h5zgpu_params *p, int pat, double fv, uint64_t seed, void *a)
+{
+    size_t n = tu_count(p);
+    uint64_t nx = p->dims[p->rank - 1], ny = p->rank > 1 ? p->dims[p->rank - 2] : 1;
+    tu_fill(p->dtype, n, pat == FP_SPECIAL || pat == FP_NAN_FILL ? TU_SPECIAL : TU_SMOOTH, seed,
+            a);
+    size_t run_end = 0;
+    int in_blob = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == run_end) { /* runs of 1..400 elements, 40% of them fill */
+            uint64_t h = mix(i * 1315423911u + seed);
+            in_blob = h % 5 < 2;
+            run_end = i + 1 + (size_t)(h >> 40) % 400;
+        }
+        uint64_t x = i % nx, y = (i / nx) % ny, z = i / (nx * ny);
+        int is_fill = 0;
+        switch (pat) {
+        case FP_ZERO_MIX:
+            if (i % 3 == 0)
+                put(p->dtype, a, i, (i / 3) % 2 ? -0.0 : 0.0);
+            is_fill = mix(i + seed) % 4 == 0;
+            break;
+        case FP_BLOBS: is_fill = in_blob; break;
+        case FP_ALL: is_fill = 1; break;
+        case FP_CORNERS: is_fill = (x % 4 == 0 && y % 4 == 0 && z % 4 == 0) || mix(i) % 7 == 0; break;
+        case FP_SPECIAL:
+            is_fill = in_blob;
+            if (!in_blob && i % 11 == 0)
+                put(p->dtype, a, i, tu_get(p->dtype, a, i) * 1e15);
+            break;
+        case FP_NAN_FILL: is_fill = in_blob; break;
+        default: break;
+        }
+        if (is_fill)
+            put(p->dtype, a, i, fv);
+    }
+}
+
+/* Whether some element's bits are the fill value's (small shapes may draw no fill blob). */
+static int holds_fill(const h5zgpu_params *p, const void *a)
+{
+    size_t n = tu_count(p), es = tu_esize(p->dtype);
+    uint8_t fv[8];
+    put(p->dtype, fv, 0, p->fill);
+    for (size_t i = 0; i < n; i++)
+        if (memcmp((const uint8_t *)a + es * i, fv, es) == 0)
+            return 1;
+    return 0;
+}
+
+static void fill_cases(int small)
+{
+    static const size_t shape_ids[] = {1, 3, 5, 9, 10, 14, 15, 16, 18};
+    static const struct {
+        h5zgpu_mode mode;
+        double eb;
+    } fb[] = {{H5ZGPU_MODE_ABS, 0.01}, {H5ZGPU_MODE_ABS, 0}, {H5ZGPU_MODE_REL, 1e-3},
+              {H5ZGPU_MODE_PWREL, 1e-2}};
+    int ncase = 0, nrun = 0, nfill = 0;
+    for (size_t s = 0; s < sizeof shape_ids / sizeof shape_ids[0]; s++)
+        for (size_t f = 0; f < sizeof fill_pats / sizeof fill_pats[0]; f++)
+            for (int ti = 0; ti < 2; ti++)
+                for (size_t bi = 0; bi < sizeof fb / sizeof fb[0]; bi++) {
+                    size_t si = shape_ids[s];
+                    h5zgpu_params p = {.codec = H5ZGPU_CODEC_FIXED, .mode = fb[bi].mode,
+                                       .eb = fb[bi].eb,
+                                       .dtype = ti ? H5ZGPU_FLOAT64 : H5ZGPU_FLOAT32,
+                                       .rank = shapes[si].rank, .has_fill = 1,
+                                       .fill = ti ? fill_pats[f].fill
+                                                  : (double)(float)fill_pats[f].fill};
+                    memcpy(p.dims, shapes[si].dims, sizeof(uint64_t) * p.rank);
+                    size_t n = tu_count(&p), raw = n * tu_esize(p.dtype), clen = 0;
+                    if (small && (n > SMALL_MAX || ncase++ % SMALL_EVERY != 0))
+                        continue;
+                    char name[160];
+                    snprintf(name, sizeof name, "fill: shape %zu, layout %d, %s, mode %d eb %g",
+                             si, fill_pats[f].pat, ti ? "f64" : "f32", (int)p.mode, p.eb);
+                    void *in = malloc(raw);
+                    if (!in) {
+                        tu_expect(0, "%s: out of host memory", name);
+                        continue;
+                    }
+                    fill_layout(&p, fill_pats[f].pat, p.fill, fill_seeds[(s + bi) % 2], in);
+                    int want = holds_fill(&p, in);
+                    tu_expect(fill_pats[f].pat != FP_ABSENT || !want,
+                              "%s: the absent fill value is in the input", name);
+                    uint8_t *c = identity(name, &p, in, nrun % 2 == 0, &clen);
+                    if (c) {
+                        /* only a chunk holding fill elements carries the fill flag */
+                        tu_expect((int)(c[9] & 1u) == want, "%s: fill flag %d, expected %d", name,
+                                  c[9] & 1u, want);
+                        nfill += c[9] & 1u;
+                        if (nrun % 5 == 0)
+                            corrupt(name, c, clen, raw, nrun);
+                    }
+                    free(c);
+                    free(in);
+                    nrun++;
+                }
+    printf("gpu_identity: %d fill cases (%d chunks with fill elements)\n", nrun, nfill);
+}
+
 /* FILE.f32 Z,Y,X: the whole field as one chunk. */
 static void field(const char *path, const char *dims)
 {
@@ -292,8 +435,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [--small] | [FILE.f32 Z,Y,X]...\n", argv[0]);
         return 2;
     }
-    if (argc == first)
+    if (argc == first) {
         synthetic(small);
+        fill_cases(small);
+    }
     for (int i = first; i + 1 < argc; i += 2)
         field(argv[i], argv[i + 1]);
     return tu_done("gpu_identity");
