@@ -280,11 +280,38 @@ typedef struct tile_sum {
     uint64_t hdr_off, off;    /* exclusive prefix sums */
 } tile_sum;
 
-/* Pass A: choose the tile's predictor and corner mode, and each block's header byte. */
-static void analyse_tile(const fl_geom *g, const fl_quant *Q, const void *in, uint64_t t,
-                         unsigned esize, uint8_t *hdrs, tile_sum *ts)
+/* Most payload bytes one block can take: raw, or a fill bitmap, a 4-byte corner, a sign plane
+ * and 32 magnitude planes. */
+static uint64_t block_cap(unsigned esize)
 {
-    fl_blk k;
+    uint64_t coded = 8 + 4 + 8 * (FL_MAX_PLANES + 1);
+    return (uint64_t)FL_BLOCK * esize > coded ? (uint64_t)FL_BLOCK * esize : coded;
+}
+
+/* Writes the payload of coded block k (header hdr) at p under predictor pred; *prev is the corner
+ * of the previous coded block, for delta corners. */
+static uint8_t *code_block(const fl_geom *g, const fl_blk *k, unsigned hdr, unsigned pred,
+                           unsigned delta, int64_t *prev, uint8_t *p)
+{
+    int64_t r[FL_BLOCK];
+    fl_block_stat s;
+    if (k->fill) {
+        hz_put_u64(p, k->fill);
+        p += 8;
+    }
+    residuals(g, pred, k, r, &s);
+    if (delta)
+        r[0] = (int64_t)((uint64_t)k->q[0] - (uint64_t)*prev);
+    *prev = k->q[0];
+    return write_block(p, hdr, r);
+}
+
+/* Pass A: choose the tile's predictor and corner mode, set each block's header byte, and write
+ * the tile's payload into its own slot of scratch (pass C moves it into place). */
+static void code_tile(const fl_geom *g, const fl_quant *Q, const void *in, uint64_t t,
+                      unsigned esize, uint8_t *hdrs, tile_sum *ts, uint8_t *scratch)
+{
+    fl_blk ks[FL_TILE];
     int64_t r[FL_BLOCK];
     unsigned np = fl_npred(g), hdr[FL_NPRED][2][FL_TILE];
     uint64_t cost[FL_NPRED][2] = {{0}}, size[FL_NPRED][2][FL_TILE];
@@ -294,35 +321,37 @@ static void analyse_tile(const fl_geom *g, const fl_quant *Q, const void *in, ui
     ts->mask = 0;
     ts->fmask = 0;
     for (uint64_t i = 0; i < nb; i++) {
-        load_block(g, Q, in, b0 + i, &k);
-        if (k.fill && k.ok)
+        fl_blk *k = &ks[i];
+        load_block(g, Q, in, b0 + i, k);
+        if (k->fill && k->ok)
             ts->fmask |= 1u << i;
-        int coded = k.ok && !k.all_fill;
+        int coded = k->ok && !k->all_fill;
         fl_block_stat all[FL_NPRED] = {{0, 0, 0}};
-        if (coded && !k.fill)
-            stats_all(g, np, &k, all);
+        if (coded && !k->fill)
+            stats_all(g, np, k, all);
         for (unsigned p = 0; p < np; p++) {
             fl_block_stat s = all[p];
-            if (coded && k.fill)
-                residuals(g, p, &k, r, &s);
+            if (coded && k->fill)
+                residuals(g, p, k, r, &s);
             for (unsigned m = 0; m < 2; m++) {
                 unsigned h = 0;
                 uint64_t n = 0;
-                if (!k.ok) {
+                if (!k->ok) {
                     h = FL_HDR_RAW;
                 } else if (coded) {
-                    s.r0 = m ? (int64_t)((uint64_t)k.q[0] - (uint64_t)prev) : k.q[0];
+                    s.r0 = m ? (int64_t)((uint64_t)k->q[0] - (uint64_t)prev) : k->q[0];
                     h = fl_block_header(&s);
                 }
-                if (h || (coded && k.fill)) /* a fill bitmap needs a header byte too */
-                    n = 1 + (k.fill && k.ok ? 8u : 0u) + fl_block_payload_size(h, k.nvalid, esize);
+                if (h || (coded && k->fill)) /* a fill bitmap needs a header byte too */
+                    n = 1 + (k->fill && k->ok ? 8u : 0u) +
+                        fl_block_payload_size(h, k->nvalid, esize);
                 hdr[p][m][i] = h;
                 size[p][m][i] = n;
                 cost[p][m] += n;
             }
         }
-        if (k.ok && !k.all_fill)
-            prev = k.q[0];
+        if (coded)
+            prev = k->q[0];
     }
     unsigned bp = 0, bm = 0;
     for (unsigned p = 0; p < np; p++)
@@ -334,58 +363,45 @@ static void analyse_tile(const fl_geom *g, const fl_quant *Q, const void *in, ui
     ts->pred = (uint8_t)(bp | (bm ? FL_TILE_CORNER_DELTA : 0u));
     ts->nhdr = 0;
     ts->bytes = 0;
+    uint8_t *out = scratch + t * FL_TILE * block_cap(esize);
+    prev = 0;
     for (uint64_t i = 0; i < nb; i++) {
-        hdrs[b0 + i] = (uint8_t)hdr[bp][bm][i];
-        if (size[bp][bm][i]) {
-            ts->mask |= 1u << i;
-            ts->nhdr++;
-            ts->bytes += size[bp][bm][i] - 1;
+        unsigned h = hdr[bp][bm][i];
+        hdrs[b0 + i] = (uint8_t)h;
+        if (!size[bp][bm][i]) /* empty: a delta-coded corner repeats the previous one */
+            continue;
+        ts->mask |= 1u << i;
+        ts->nhdr++;
+        ts->bytes += size[bp][bm][i] - 1;
+        if (h == FL_HDR_RAW) {
+            uint64_t z0, y0, x0;
+            fl_block_origin(g, b0 + i, &z0, &y0, &x0);
+            for (unsigned e = 0; e < FL_BLOCK; e++) {
+                uint64_t x = x0 + e % g->bx, y = y0 + (e / g->bx) % g->by,
+                         z = z0 + e / (g->bx * g->by);
+                if (ks[i].valid[e]) {
+                    memcpy(out, (const uint8_t *)in + ((z * g->ny + y) * g->nx + x) * esize,
+                           esize);
+                    out += esize;
+                }
+            }
+        } else {
+            out = code_block(g, &ks[i], h, bp, bm, &prev, out);
         }
     }
 }
 
-/* Pass C: write the tile's header bytes and block payloads at their final offsets. */
-static void write_tile(const fl_geom *g, const fl_quant *Q, const void *in, uint64_t t,
-                       unsigned esize, const uint8_t *hdrs, const tile_sum *ts, uint8_t *hdr_out,
+/* Pass C: the tile's header bytes and payload at their final offsets. */
+static void place_tile(const fl_geom *g, uint64_t t, unsigned esize, const uint8_t *hdrs,
+                       const tile_sum *ts, const uint8_t *scratch, uint8_t *hdr_out,
                        uint8_t *pay_out)
 {
-    fl_blk k;
-    int64_t r[FL_BLOCK];
-    uint8_t *h = hdr_out + ts->hdr_off, *p = pay_out + ts->off;
+    uint8_t *h = hdr_out + ts->hdr_off;
     uint64_t b0 = t * FL_TILE, nb = g->nblocks - b0 < FL_TILE ? g->nblocks - b0 : FL_TILE;
-    unsigned pred = ts->pred & ~FL_TILE_CORNER_DELTA, delta = ts->pred >> 7;
-    int64_t prev = 0; /* corner of the previous coded block */
-    for (unsigned i = 0; i < nb; i++) {
-        if (!(ts->mask >> i & 1u)) /* empty: a delta-coded corner repeats the previous one */
-            continue;
-        uint64_t b = b0 + i;
-        unsigned hdr = hdrs[b];
-        *h++ = (uint8_t)hdr;
-        load_block(g, Q, in, b, &k);
-        if (hdr == FL_HDR_RAW) {
-            uint64_t z0, y0, x0;
-            fl_block_origin(g, b, &z0, &y0, &x0);
-            for (unsigned e = 0; e < FL_BLOCK; e++) {
-                uint64_t x = x0 + e % g->bx, y = y0 + (e / g->bx) % g->by,
-                         z = z0 + e / (g->bx * g->by);
-                if (k.valid[e]) {
-                    memcpy(p, (const uint8_t *)in + ((z * g->ny + y) * g->nx + x) * esize, esize);
-                    p += esize;
-                }
-            }
-            continue;
-        }
-        fl_block_stat s;
-        if (k.fill) {
-            hz_put_u64(p, k.fill);
-            p += 8;
-        }
-        residuals(g, pred, &k, r, &s);
-        if (delta)
-            r[0] = (int64_t)((uint64_t)k.q[0] - (uint64_t)prev);
-        prev = k.q[0];
-        p = write_block(p, hdr, r);
-    }
+    for (unsigned i = 0; i < nb; i++)
+        if (ts->mask >> i & 1u)
+            *h++ = hdrs[b0 + i];
+    memcpy(pay_out + ts->off, scratch + t * FL_TILE * block_cap(esize), ts->bytes);
 }
 
 typedef struct enc_ctx {
@@ -395,19 +411,19 @@ typedef struct enc_ctx {
     unsigned esize;
     uint8_t *hdrs;
     tile_sum *ts;
-    uint8_t *hdr_out, *pay_out;
+    uint8_t *scratch, *hdr_out, *pay_out;
 } enc_ctx;
 
-static void analyse_task(void *arg, uint64_t t)
+static void code_task(void *arg, uint64_t t)
 {
     enc_ctx *c = arg;
-    analyse_tile(c->g, c->Q, c->in, t, c->esize, c->hdrs, &c->ts[t]);
+    code_tile(c->g, c->Q, c->in, t, c->esize, c->hdrs, &c->ts[t], c->scratch);
 }
 
-static void write_task(void *arg, uint64_t t)
+static void place_task(void *arg, uint64_t t)
 {
     enc_ctx *c = arg;
-    write_tile(c->g, c->Q, c->in, t, c->esize, c->hdrs, &c->ts[t], c->hdr_out, c->pay_out);
+    place_tile(c->g, t, c->esize, c->hdrs, &c->ts[t], c->scratch, c->hdr_out, c->pay_out);
 }
 
 h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in, uint8_t *out,
@@ -416,13 +432,14 @@ h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in,
     unsigned esize = Q->is_f32 ? 4u : 8u;
     uint8_t *hdrs = malloc(g->nblocks ? g->nblocks : 1);
     tile_sum *ts = malloc(sizeof *ts * (g->ntiles ? g->ntiles : 1));
+    uint8_t *scratch = malloc(g->ntiles * FL_TILE * block_cap(esize));
     h5zgpu_status st = H5ZGPU_OK;
-    if (!hdrs || !ts) {
+    if (!hdrs || !ts || !scratch) {
         st = H5ZGPU_E_NOMEM;
         goto done;
     }
-    enc_ctx ctx = {g, Q, in, esize, hdrs, ts, NULL, NULL};
-    hz_parallel_for(g->ntiles, analyse_task, &ctx);
+    enc_ctx ctx = {g, Q, in, esize, hdrs, ts, scratch, NULL, NULL};
+    hz_parallel_for(g->ntiles, code_task, &ctx);
 
     uint64_t nhdr = 0, bytes = 0;
     for (uint64_t t = 0; t < g->ntiles; t++) {
@@ -445,11 +462,12 @@ h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in,
     }
     ctx.hdr_out = out + tables;
     ctx.pay_out = out + tables + nhdr;
-    hz_parallel_for(g->ntiles, write_task, &ctx);
+    hz_parallel_for(g->ntiles, place_task, &ctx);
     *len = total;
 done:
     free(hdrs);
     free(ts);
+    free(scratch);
     return st;
 }
 
