@@ -58,7 +58,7 @@ static double smooth(size_t i, uint64_t seed)
     return (4.0 * u * (1.0 - u) - 0.5 + 0.3 * (4.0 * v * (1.0 - v)) - 0.3) * 10.0;
 }
 
-static void put(h5zgpu_dtype t, void *out, size_t i, double v)
+void tu_put(h5zgpu_dtype t, void *out, size_t i, double v)
 {
     if (t == H5ZGPU_FLOAT32) {
         float f = (float)v;
@@ -98,17 +98,17 @@ void tu_fill(h5zgpu_dtype t, size_t n, tu_pattern pat, uint64_t seed, void *out)
                                                                      : TU_SPECIAL_MIN_EVERY;
     for (size_t i = 0; i < n; i++) {
         switch (pat) {
-        case TU_SMOOTH: put(t, out, i, smooth(i, seed)); break;
-        case TU_NOISE: put(t, out, i, (double)(splitmix(&s) >> 11) * 0x1p-52 - 1.0); break;
-        case TU_HUGE: put(t, out, i, smooth(i, seed) * 1e29); break;
-        case TU_CONSTANT: put(t, out, i, 3.25); break;
-        case TU_LAND: put(t, out, i, smooth(i * 3 + 1, seed + 7) < -4.0 ? -1e34 : smooth(i, seed)); break;
+        case TU_SMOOTH: tu_put(t, out, i, smooth(i, seed)); break;
+        case TU_NOISE: tu_put(t, out, i, (double)(splitmix(&s) >> 11) * 0x1p-52 - 1.0); break;
+        case TU_HUGE: tu_put(t, out, i, smooth(i, seed) * 1e29); break;
+        case TU_CONSTANT: tu_put(t, out, i, 3.25); break;
+        case TU_LAND: tu_put(t, out, i, smooth(i * 3 + 1, seed + 7) < -4.0 ? -1e34 : smooth(i, seed)); break;
         case TU_SPECIAL:
             if (i % every == 3) {
                 size_t k = (i / every) % nspecial;
                 put_bits(t, out, i, t == H5ZGPU_FLOAT32 ? special32[k] : special64[k]);
             } else {
-                put(t, out, i, smooth(i, seed));
+                tu_put(t, out, i, smooth(i, seed));
             }
             break;
         case TU_BITS: {

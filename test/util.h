@@ -28,6 +28,8 @@ void tu_fill(h5zgpu_dtype t, size_t n, tu_pattern pat, uint64_t seed, void *out)
 
 /* Element i as a double. */
 double tu_get(h5zgpu_dtype t, const void *a, size_t i);
+/* Stores v, rounded to type t, as element i of a. */
+void tu_put(h5zgpu_dtype t, void *a, size_t i, double v);
 
 /* Checks every value of `got` against `want` under the bound of mode/eb, in double precision;
  * non-finite values must match bit for bit. Returns the number of misses; describes the first

@@ -8,6 +8,8 @@
 #include "contract.h"
 #include "fuzz_common.h"
 
+#include "util.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -15,16 +17,6 @@ static const double bounds[] = {0, 1e-15, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 0.5
 #define NBOUNDS (sizeof bounds / sizeof bounds[0])
 /* Dimensions from one byte each: up to 64, so partial blocks and several tiles both occur. */
 #define FZ_DIM_MOD 64u
-
-static void put(h5zgpu_dtype t, void *a, size_t i, double v)
-{
-    if (t == H5ZGPU_FLOAT32) {
-        float f = (float)v;
-        memcpy((char *)a + 4 * i, &f, 4);
-    } else {
-        memcpy((char *)a + 8 * i, &v, 8);
-    }
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -71,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         double v = 0, step = p.eb > 0 && p.eb < 1e6 ? p.eb : 1e-3;
         for (size_t i = 0; i < n; i++) {
             v += (double)(int8_t)data[at + i] * step;
-            put(p.dtype, in, i, v);
+            tu_put(p.dtype, in, i, v);
         }
     } else {
         memcpy(in, data + at, n * es);

@@ -269,16 +269,6 @@ static const struct {
 
 static const uint64_t fill_seeds[] = {3, 17};
 
-static void put(h5zgpu_dtype t, void *a, size_t i, double v)
-{
-    if (t == H5ZGPU_FLOAT32) {
-        float f = (float)v;
-        memcpy((char *)a + 4 * i, &f, 4);
-    } else {
-        memcpy((char *)a + 8 * i, &v, 8);
-    }
-}
-
 static uint64_t mix(uint64_t x)
 {
     x ^= x >> 31;
@@ -305,7 +295,7 @@ static void fill_layout(const h5zgpu_params *p, int pat, double fv, uint64_t see
         switch (pat) {
         case FP_ZERO_MIX:
             if (i % 3 == 0)
-                put(p->dtype, a, i, (i / 3) % 2 ? -0.0 : 0.0);
+                tu_put(p->dtype, a, i, (i / 3) % 2 ? -0.0 : 0.0);
             is_fill = mix(i + seed) % 4 == 0;
             break;
         case FP_BLOBS: is_fill = in_blob; break;
@@ -314,13 +304,13 @@ static void fill_layout(const h5zgpu_params *p, int pat, double fv, uint64_t see
         case FP_SPECIAL:
             is_fill = in_blob;
             if (!in_blob && i % 11 == 0)
-                put(p->dtype, a, i, tu_get(p->dtype, a, i) * 1e15);
+                tu_put(p->dtype, a, i, tu_get(p->dtype, a, i) * 1e15);
             break;
         case FP_NAN_FILL: is_fill = in_blob; break;
         default: break;
         }
         if (is_fill)
-            put(p->dtype, a, i, fv);
+            tu_put(p->dtype, a, i, fv);
     }
 }
 
@@ -329,7 +319,7 @@ static int holds_fill(const h5zgpu_params *p, const void *a)
 {
     size_t n = tu_count(p), es = tu_esize(p->dtype);
     uint8_t fv[8];
-    put(p->dtype, fv, 0, p->fill);
+    tu_put(p->dtype, fv, 0, p->fill);
     for (size_t i = 0; i < n; i++)
         if (memcmp((const uint8_t *)a + es * i, fv, es) == 0)
             return 1;
