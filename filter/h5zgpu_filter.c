@@ -14,10 +14,12 @@
  * set_local appends after them (docs/FILTER.md). */
 #define HZF_USER_NELMTS 4u
 #define HZF_IDX_UFLAGS 4u          /* optional user flags word */
-#define HZF_UFLAG_MISSING 1u       /* bit 0: a missing value follows */
-#define HZF_IDX_MISSING_LO 5u      /* the missing value as a binary64 pattern, low word first */
-#define HZF_IDX_MISSING_HI 6u
-#define HZF_USER_MAX_NELMTS 7u
+#define HZF_UFLAG_MISSING 1u       /* bit 0: a missing value follows (2 words) */
+/* bit 2: a Huffman radius follows (1 word, after the missing value). Bit 1 stays unused: a
+ * flags word of 2 marks set_local's part. */
+#define HZF_UFLAG_RADIUS 4u
+#define HZF_IDX_OPTIONAL 5u        /* where the optional values start */
+#define HZF_USER_MAX_NELMTS 8u
 /* set_local's part, at offsets from its start U (4, 5 or 7: the length of the user's part) */
 #define HZF_OFF_LAYOUT 0u
 #define HZF_OFF_DTYPE 1u
@@ -35,8 +37,8 @@
 
 #define HZF_LAYOUT_HINT                                                                          \
     "{codec (0 auto, 1 fixed, 2 huffman), mode (0 ABS, 1 REL, 2 PWREL), eb low word, eb high " \
-    "word}, optionally followed by {flags (bit 0: missing value follows), missing value low "   \
-    "word, high word}"
+    "word}, optionally followed by {flags (bit 0: a missing value follows, bit 2: a Huffman "    \
+    "radius follows), missing value low word, high word, radius}"
 
 #define HZF_MSG_LEN 640
 
@@ -101,26 +103,31 @@ static int parse_user(size_t n, const unsigned cd[], h5zgpu_params *p, size_t *u
         return 0;
     }
     unsigned flags = cd[HZF_IDX_UFLAGS];
-    if (flags & ~HZF_UFLAG_MISSING) {
+    if (flags & ~(HZF_UFLAG_MISSING | HZF_UFLAG_RADIUS)) {
         snprintf(why, whylen,
-                 "cd_values[4]=%u has unknown flag bits (only bit 0, a missing value follows, is "
-                 "defined); cd_values must be " HZF_LAYOUT_HINT,
+                 "cd_values[4]=%u has unknown flag bits (bit 0, a missing value follows, and bit "
+                 "2, a radius follows, are defined); cd_values must be " HZF_LAYOUT_HINT,
                  flags);
         return -1;
     }
-    if (!(flags & HZF_UFLAG_MISSING)) {
-        *ulen = HZF_IDX_UFLAGS + 1;
-        return 0;
-    }
-    if (n < HZF_USER_MAX_NELMTS) {
+    size_t need = HZF_IDX_OPTIONAL + (flags & HZF_UFLAG_MISSING ? 2u : 0u) +
+                  (flags & HZF_UFLAG_RADIUS ? 1u : 0u);
+    if (n < need) {
         snprintf(why, whylen,
-                 "cd_values[4]=1 announces a missing value but cd_values[5] and [6] are absent; "
-                 "cd_values must be " HZF_LAYOUT_HINT);
+                 "cd_values[4]=%u announces %zu more values but only %zu follow; cd_values must "
+                 "be " HZF_LAYOUT_HINT,
+                 flags, need - HZF_IDX_OPTIONAL, n - HZF_IDX_OPTIONAL);
         return -1;
     }
-    p->has_fill = 1;
-    p->fill = h5zgpu_eb_from_words(cd[HZF_IDX_MISSING_LO], cd[HZF_IDX_MISSING_HI]);
-    *ulen = HZF_USER_MAX_NELMTS;
+    size_t i = HZF_IDX_OPTIONAL;
+    if (flags & HZF_UFLAG_MISSING) {
+        p->has_fill = 1;
+        p->fill = h5zgpu_eb_from_words(cd[i], cd[i + 1]);
+        i += 2;
+    }
+    if (flags & HZF_UFLAG_RADIUS)
+        p->radius = cd[i++];
+    *ulen = i;
     return 0;
 }
 

@@ -26,6 +26,7 @@ static const opt_def OPTS[] = {
     {NULL, "--eb", OPT_EB, "a number like 1e-3"},
     {NULL, "--json", OPT_JSON, NULL},
     {NULL, "--missing", OPT_MISSING, "a number like -1e34"},
+    {NULL, "--radius", OPT_RADIUS, "an integer 2..1024 (the Huffman codec's radius)"},
 };
 
 static const char *const CODEC_NAMES[] = {"auto", "fixed", "huffman"};
@@ -107,6 +108,14 @@ static int set_value(const opt_def *d, const char *v, cli_opts *o)
         if (end != v && *end == 0)
             return 0; /* range and sign are the library's to judge (h5zgpu_params_check) */
         break;
+    case OPT_RADIUS: {
+        unsigned long r = strtoul(v, &end, 10);
+        if (end != v && *end == 0 && v[0] != '-' && r >= 2 && r <= 65535) {
+            o->radius = (unsigned)r; /* the library judges the range (h5zgpu_params_check) */
+            return 0;
+        }
+        break;
+    }
     case OPT_MISSING:
         o->missing = strtod(v, &end);
         o->missing_given = 1;

@@ -24,6 +24,7 @@ typedef struct cli_opts {
     int eb_given;
     double missing;           /* cdvalues --missing: a missing value (netCDF _FillValue) */
     int missing_given;
+    unsigned radius;          /* --radius: the Huffman codec's radius; 0 until given */
     int json;
 } cli_opts;
 
@@ -36,7 +37,8 @@ enum {
     OPT_MODE = 1 << 5,
     OPT_EB = 1 << 6,
     OPT_JSON = 1 << 7,
-    OPT_MISSING = 1 << 8
+    OPT_MISSING = 1 << 8,
+    OPT_RADIUS = 1 << 9
 };
 
 /* Parses argv (after the subcommand) into o, accepting the options in `allowed` and up to

@@ -11,8 +11,9 @@ static const char USAGE[] =
     "usage:\n"
     "  h5zgpu cdvalues [--codec auto|fixed|huffman] --mode abs|rel|pwrel --eb X\n"
     "                  [--missing V [-t f32|f64]]  (a missing value; -t f32 rounds it to float32)\n"
+    "                  [--radius R]  (Huffman: deltas within +-R are coded, 2..1024, default 512)\n"
     "      print the h5repack filter string (UD=...) and the h5py keyword arguments\n"
-    "  h5zgpu compress -i IN -o OUT -t f32|f64 -d Z,Y,X [--codec C] --mode M --eb X\n"
+    "  h5zgpu compress -i IN -o OUT -t f32|f64 -d Z,Y,X [--codec C] --mode M --eb X [--radius R]\n"
     "      compress a raw little-endian array into one h5zgpu chunk; report ratio, throughput\n"
     "      and the largest error against the bound\n"
     "  h5zgpu decompress -i IN -o OUT\n"
@@ -74,6 +75,7 @@ static int build_params(const cli_opts *o, int need_shape, h5zgpu_params *p)
     p->codec = o->codec < 0 ? H5ZGPU_CODEC_AUTO : (h5zgpu_codec)o->codec;
     p->mode = (h5zgpu_mode)o->mode;
     p->eb = o->eb;
+    p->radius = o->radius;
     p->dtype = need_shape ? o->dtype : H5ZGPU_FLOAT32;
     p->rank = need_shape ? o->rank : 1;
     if (need_shape)
@@ -89,39 +91,42 @@ static int cmd_cdvalues(int argc, char **argv)
     h5zgpu_params p;
     unsigned lo, hi;
     int rc;
-    if (cli_parse(argc, argv, OPT_CODEC | OPT_MODE | OPT_EB | OPT_MISSING | OPT_TYPE, 0, &o) != 0)
+    if (cli_parse(argc, argv, OPT_CODEC | OPT_MODE | OPT_EB | OPT_MISSING | OPT_TYPE | OPT_RADIUS,
+                  0, &o) != 0)
         return CLI_EXIT_USAGE;
     if ((rc = build_params(&o, 0, &p)) != 0)
         return rc;
-    /* Judge mode and bound as the filter will; a codec this build lacks is worth a warning
-     * only, since the file may be written by a build that has it. */
-    h5zgpu_status st = h5zgpu_params_check(&p);
-    if (st == H5ZGPU_E_UNSUPPORTED) {
-        fprintf(stderr, "h5zgpu: warning: %s\n", h5zgpu_last_error());
-        h5zgpu_params fixed = p;
-        fixed.codec = H5ZGPU_CODEC_FIXED;
-        st = h5zgpu_params_check(&fixed);
-    }
-    if (st != H5ZGPU_OK) {
+    /* judge codec, mode, bound and radius as the filter will */
+    if (h5zgpu_params_check(&p) != H5ZGPU_OK) {
         fprintf(stderr, "h5zgpu: %s\n", h5zgpu_last_error());
         return CLI_EXIT_USAGE;
     }
+    /* {codec, mode, eb low, eb high}, then a flags word and what it announces (FILTER.md) */
+    unsigned cd[8], n = 0, flags = 0;
     h5zgpu_eb_to_words(p.eb, &lo, &hi);
-    if (!o.missing_given) {
-        printf("UD=%d,0,4,%u,%u,%u,%u\n", H5ZGPU_FILTER_ID, (unsigned)p.codec, (unsigned)p.mode,
-               lo, hi);
-        printf("compression=%d, compression_opts=(%u, %u, %u, %u)\n", H5ZGPU_FILTER_ID,
-               (unsigned)p.codec, (unsigned)p.mode, lo, hi);
-        return 0;
+    cd[n++] = (unsigned)p.codec;
+    cd[n++] = (unsigned)p.mode;
+    cd[n++] = lo;
+    cd[n++] = hi;
+    if (o.missing_given || o.radius) {
+        flags = (o.missing_given ? 1u : 0u) | (o.radius ? 4u : 0u);
+        cd[n++] = flags;
     }
-    /* the filter compares bits in the element type: a float32 dataset needs a float32 value */
-    double missing = o.dtype == H5ZGPU_FLOAT32 ? (double)(float)o.missing : o.missing;
-    unsigned mlo, mhi;
-    h5zgpu_eb_to_words(missing, &mlo, &mhi);
-    printf("UD=%d,0,7,%u,%u,%u,%u,1,%u,%u\n", H5ZGPU_FILTER_ID, (unsigned)p.codec,
-           (unsigned)p.mode, lo, hi, mlo, mhi);
-    printf("compression=%d, compression_opts=(%u, %u, %u, %u, 1, %u, %u)\n", H5ZGPU_FILTER_ID,
-           (unsigned)p.codec, (unsigned)p.mode, lo, hi, mlo, mhi);
+    if (o.missing_given) {
+        /* the filter compares bits in the element type: a float32 dataset needs a float32 value */
+        double missing = o.dtype == H5ZGPU_FLOAT32 ? (double)(float)o.missing : o.missing;
+        h5zgpu_eb_to_words(missing, &cd[n], &cd[n + 1]);
+        n += 2;
+    }
+    if (o.radius)
+        cd[n++] = o.radius;
+    printf("UD=%d,0,%u", H5ZGPU_FILTER_ID, n);
+    for (unsigned i = 0; i < n; i++)
+        printf(",%u", cd[i]);
+    printf("\ncompression=%d, compression_opts=(", H5ZGPU_FILTER_ID);
+    for (unsigned i = 0; i < n; i++)
+        printf(i ? ", %u" : "%u", cd[i]);
+    printf(")\n");
     return 0;
 }
 
@@ -135,7 +140,8 @@ static int cmd_compress(int argc, char **argv)
     size_t in_len = 0, out_len = 0, back_len = 0;
     char shape[512], dims_arg[512], rate_c[32], rate_d[32];
     int rc;
-    if (cli_parse(argc, argv, OPT_IN | OPT_OUT | OPT_TYPE | OPT_DIMS | OPT_CODEC | OPT_MODE | OPT_EB,
+    if (cli_parse(argc, argv, OPT_IN | OPT_OUT | OPT_TYPE | OPT_DIMS | OPT_CODEC | OPT_MODE | OPT_EB |
+                      OPT_RADIUS,
                   0, &o) != 0)
         return CLI_EXIT_USAGE;
     if (!o.in || !o.out)

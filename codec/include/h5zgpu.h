@@ -37,7 +37,7 @@ typedef enum h5zgpu_status {
 typedef enum h5zgpu_codec {
     H5ZGPU_CODEC_AUTO = 0,    /* per chunk, the smaller of the codecs this build has */
     H5ZGPU_CODEC_FIXED = 1,   /* cuSZp family: blocks, Lorenzo, fixed bit length, bit planes */
-    H5ZGPU_CODEC_HUFFMAN = 2  /* cuSZ family (not in this build yet: H5ZGPU_E_UNSUPPORTED) */
+    H5ZGPU_CODEC_HUFFMAN = 2  /* cuSZ family: dual-quant Lorenzo, canonical Huffman, runs */
 } h5zgpu_codec;
 
 typedef enum h5zgpu_mode {
@@ -62,6 +62,9 @@ typedef struct h5zgpu_params {
      * type are left out of REL ranges and of prediction, and come back bit for bit. */
     int has_fill;
     double fill;                       /* compared after rounding to dtype */
+    /* Huffman codec: deltas within +-radius are coded, others stored as outliers; 0 means
+     * the default (512), else 2..1024. Ignored by the fixed-length codec. */
+    unsigned radius;
 } h5zgpu_params;
 
 typedef enum h5zgpu_exec_kind {

@@ -5,6 +5,7 @@
 #include "chunk.h"
 #include "error.h"
 #include "fixed.h"
+#include "huff.h"
 #ifdef H5ZGPU_HAVE_CUDA
 #include "backend_gpu.h"
 #endif
@@ -50,10 +51,10 @@ h5zgpu_status h5zgpu_params_check(const h5zgpu_params *p)
         return hz_fail(H5ZGPU_E_INVALID_ARG,
                        "codec %u does not exist (0=auto, 1=fixed-length, 2=Huffman)",
                        (unsigned)p->codec);
-    if (p->codec == H5ZGPU_CODEC_HUFFMAN)
-        return hz_fail(H5ZGPU_E_UNSUPPORTED,
-                       "codec 2 (Huffman) is not in this build yet; use 1 (fixed-length) or 0 "
-                       "(auto)");
+    if (p->radius == 1 || p->radius > HF_RADIUS_MAX)
+        return hz_fail(H5ZGPU_E_INVALID_ARG,
+                       "Huffman radius %u is outside 2..%u (0 means the default, %u)", p->radius,
+                       HF_RADIUS_MAX, HF_RADIUS_DEFAULT);
     if ((unsigned)p->mode > H5ZGPU_MODE_PWREL)
         return hz_fail(H5ZGPU_E_INVALID_ARG, "error mode %u does not exist (0=ABS, 1=REL, 2=PWREL)",
                        (unsigned)p->mode);
@@ -185,17 +186,37 @@ static int fall_back(const hz_target *t, h5zgpu_status st)
 }
 #endif
 
-static h5zgpu_status encode_fixed(const hz_target *t, const fl_geom *g, const h5zgpu_params *p,
-                                  const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
-                                  double *eb_abs, uint32_t *sum)
+/* The quantiser from the chunk's statistics on the CPU, computed once for either codec. */
+typedef struct hz_cpu_quant {
+    int ready;
+    fl_quant Q;
+} hz_cpu_quant;
+
+static const fl_quant *cpu_quant(hz_cpu_quant *c, const h5zgpu_params *p, const void *in)
 {
-    int is_f32 = p->dtype == H5ZGPU_FLOAT32;
+    if (!c->ready) {
+        int is_f32 = p->dtype == H5ZGPU_FLOAT32, any;
+        double lo, hi;
+        fl_quant F = {.is_f32 = is_f32, .has_fill = p->has_fill, .fill_bits = fill_bits(p)};
+        fl_stats_cpu(in, hz_count(p->rank, p->dims), &F, p->mode, &any, &lo, &hi);
+        fl_quant_init(&c->Q, p->mode, p->eb, is_f32, any, lo, hi);
+        c->Q.has_fill = F.has_fill;
+        c->Q.fill_bits = F.fill_bits;
+        c->ready = 1;
+    }
+    return &c->Q;
+}
+
+static h5zgpu_status encode_fixed(const hz_target *t, const fl_geom *g, const h5zgpu_params *p,
+                                  hz_cpu_quant *cq, const void *in, uint8_t *out, uint64_t cap,
+                                  uint64_t *len, double *eb_abs, uint32_t *sum)
+{
 #ifdef H5ZGPU_HAVE_CUDA
     if (t->gpu) {
         int held; /* equals p->has_fill: the caller left it set only when some element is fill */
-        h5zgpu_status st = hzc_fixed_encode(g, p->mode, p->eb, is_f32, p->has_fill, fill_bits(p),
-                                            in, 0, out, 0, 0, cap, len, eb_abs, sum, &held,
-                                            t->device, NULL);
+        h5zgpu_status st = hzc_fixed_encode(g, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32,
+                                            p->has_fill, fill_bits(p), in, 0, out, 0, 0, cap, len,
+                                            eb_abs, sum, &held, t->device, NULL);
         if (!fall_back(t, st))
             return st == H5ZGPU_E_DEVICE || st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL
                        ? st
@@ -205,18 +226,87 @@ static h5zgpu_status encode_fixed(const hz_target *t, const fl_geom *g, const h5
 #else
     (void)t;
 #endif
-    fl_quant Q, F = {.is_f32 = is_f32, .has_fill = p->has_fill, .fill_bits = fill_bits(p)};
-    int any;
-    double lo, hi;
-    fl_stats_cpu(in, hz_count(p->rank, p->dims), &F, p->mode, &any, &lo, &hi);
-    fl_quant_init(&Q, p->mode, p->eb, is_f32, any, lo, hi);
-    Q.has_fill = F.has_fill;
-    Q.fill_bits = F.fill_bits;
-    h5zgpu_status st = fl_encode_cpu(g, &Q, in, out, cap, len);
+    const fl_quant *Q = cpu_quant(cq, p, in);
+    h5zgpu_status st = fl_encode_cpu(g, Q, in, out, cap, len);
     if (st == H5ZGPU_OK) {
-        *eb_abs = Q.eb;
+        *eb_abs = Q->eb;
         *sum = hz_sum(out, *len);
     }
+    return st;
+}
+
+static h5zgpu_status encode_huffman(const hz_target *t, const hf_geom *g, const h5zgpu_params *p,
+                                    hz_cpu_quant *cq, const void *in, uint8_t *out, uint64_t cap,
+                                    uint64_t *len, double *eb_abs, uint32_t *sum)
+{
+#ifdef H5ZGPU_HAVE_CUDA
+    if (t->gpu) {
+        int held; /* equals p->has_fill, as in encode_fixed */
+        h5zgpu_status st = hzc_huff_encode(g, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32,
+                                           hf_radius(p->radius), p->has_fill, fill_bits(p), in, 0,
+                                           out, 0, 0, cap, len, eb_abs, sum, &held, t->device,
+                                           NULL);
+        if (!fall_back(t, st))
+            return st == H5ZGPU_E_DEVICE || st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL
+                       ? st
+                       : hz_fail(H5ZGPU_E_DEVICE, "GPU compression failed: %s",
+                                 h5zgpu_last_error());
+    }
+#else
+    (void)t;
+#endif
+    const fl_quant *Q = cpu_quant(cq, p, in);
+    h5zgpu_status st = hf_encode_cpu(g, Q, hf_radius(p->radius), in, out, cap, len);
+    if (st == H5ZGPU_OK) {
+        *eb_abs = Q->eb;
+        *sum = hz_sum(out, *len);
+    }
+    return st;
+}
+
+/* The payload of the codec asked for; auto keeps the smaller of the two (the fixed-length one
+ * on a tie). *codec says which wrote it. Chunks of 2^32 elements or more, whose positions the
+ * Huffman payload cannot hold, go to the fixed-length codec. */
+static h5zgpu_status encode(const hz_target *t, const h5zgpu_params *p, const void *in,
+                            uint8_t *out, uint64_t cap, unsigned *codec, uint64_t *len,
+                            double *eb_abs, uint32_t *sum)
+{
+    fl_geom fg;
+    hf_geom hg;
+    hz_cpu_quant cq = {0};
+    fl_geom_init(&fg, p->rank, p->dims);
+    int huff_ok = hf_geom_init(&hg, p->rank, p->dims) == 0;
+    int want_fixed = p->codec != H5ZGPU_CODEC_HUFFMAN || !huff_ok;
+    int want_huff = p->codec != H5ZGPU_CODEC_FIXED && huff_ok;
+    h5zgpu_status st = H5ZGPU_E_OUTPUT_TOO_SMALL;
+    *codec = H5ZGPU_CODEC_FIXED;
+    if (want_fixed)
+        st = encode_fixed(t, &fg, p, &cq, in, out, cap, len, eb_abs, sum);
+    if (!want_huff || (st != H5ZGPU_OK && st != H5ZGPU_E_OUTPUT_TOO_SMALL))
+        return st;
+    uint64_t hcap = st == H5ZGPU_OK ? *len : cap; /* auto: Huffman must be strictly smaller */
+    uint8_t *hout = want_fixed ? malloc(hcap ? hcap : 1) : out;
+    if (!hout)
+        return hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a second encoding");
+    uint64_t hlen;
+    double heb;
+    uint32_t hsum;
+    h5zgpu_status hst = hcap ? encode_huffman(t, &hg, p, &cq, in, hout, hcap - (want_fixed ? 1 : 0),
+                                              &hlen, &heb, &hsum)
+                             : H5ZGPU_E_OUTPUT_TOO_SMALL;
+    if (hst == H5ZGPU_OK) {
+        if (hout != out)
+            memcpy(out, hout, hlen);
+        *codec = H5ZGPU_CODEC_HUFFMAN;
+        *len = hlen;
+        *eb_abs = heb;
+        *sum = hsum;
+        st = H5ZGPU_OK;
+    } else if (hst != H5ZGPU_E_OUTPUT_TOO_SMALL) {
+        st = hst;
+    }
+    if (hout != out)
+        free(hout);
     return st;
 }
 
@@ -242,7 +332,6 @@ h5zgpu_status h5zgpu_compress(const h5zgpu_params *given, const void *in, void *
                               size_t out_cap, size_t *out_len, const h5zgpu_exec *exec)
 {
     hz_target t;
-    fl_geom g;
     h5zgpu_status st = h5zgpu_params_check(given);
     if (st != H5ZGPU_OK)
         return st;
@@ -261,7 +350,6 @@ h5zgpu_status h5zgpu_compress(const h5zgpu_params *given, const void *in, void *
                        out_cap, (unsigned long long)(hlen + raw));
     if ((st = resolve(exec, &t)) != H5ZGPU_OK)
         return st;
-    fl_geom_init(&g, p->rank, p->dims);
 
     hz_header h = {.version = H5ZGPU_FORMAT_VERSION, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
                    .flags = flags, .fill_bits = p->has_fill ? fill_bits(p) : 0,
@@ -269,7 +357,7 @@ h5zgpu_status h5zgpu_compress(const h5zgpu_params *given, const void *in, void *
     memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
     uint8_t *pay = (uint8_t *)out + hlen;
     uint32_t sum = 0;
-    st = encode_fixed(&t, &g, p, in, pay, raw, &h.payload_len, &h.eb_abs, &sum);
+    st = encode(&t, p, in, pay, raw, &h.codec, &h.payload_len, &h.eb_abs, &sum);
     /* did not shrink, or REL's range overflowed (float64 values near both -max and +max: every
      * block is raw, and a bound of inf could not be read back): stored as it came, behind the
      * same header */
@@ -323,9 +411,6 @@ h5zgpu_status h5zgpu_decompress(const void *in, size_t in_len, void *out, size_t
     if (out_cap < raw)
         return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL, "output buffer of %zu bytes, chunk needs %llu",
                        out_cap, (unsigned long long)raw);
-    if (h.codec == H5ZGPU_CODEC_HUFFMAN)
-        return hz_fail(H5ZGPU_E_UNSUPPORTED, "chunk was written by the Huffman codec (2), which "
-                                             "this build does not have yet");
     const uint8_t *pay = c + hz_header_len(h.rank, h.flags);
     if (h.codec == HZ_CODEC_RAW) {
         if ((st = check_sum(c, &h, hz_sum(pay, h.payload_len))) != H5ZGPU_OK)
@@ -336,6 +421,33 @@ h5zgpu_status h5zgpu_decompress(const void *in, size_t in_len, void *out, size_t
     }
     if ((st = resolve(exec, &t)) != H5ZGPU_OK)
         return st;
+    if (h.codec == H5ZGPU_CODEC_HUFFMAN) {
+        hf_geom hg;
+        if (hf_geom_init(&hg, h.rank, h.dims) != 0)
+            return hz_fail(H5ZGPU_E_CORRUPT, "Huffman chunk of 2^32 elements or more");
+#ifdef H5ZGPU_HAVE_CUDA
+        if (t.gpu) {
+            uint32_t sum;
+            st = hzc_huff_decode(&hg, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
+                                 (h.flags & HZ_FLAG_FILL) != 0, h.fill_bits, pay, 0,
+                                 h.payload_len, out, 0, &sum, t.device, NULL);
+            if (st == H5ZGPU_OK)
+                st = check_sum(c, &h, sum);
+            if (!fall_back(&t, st)) {
+                if (st == H5ZGPU_OK)
+                    *out_len = raw;
+                return st;
+            }
+        }
+#endif
+        if ((st = check_sum(c, &h, hz_sum(pay, h.payload_len))) != H5ZGPU_OK)
+            return st;
+        fl_quant Q;
+        quant_for_decode(&Q, &h);
+        if ((st = hf_decode_cpu(&hg, &Q, pay, h.payload_len, out)) == H5ZGPU_OK)
+            *out_len = raw;
+        return st;
+    }
     fl_geom g;
     fl_geom_init(&g, h.rank, h.dims);
 #ifdef H5ZGPU_HAVE_CUDA
@@ -431,6 +543,7 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
                                      size_t out_cap, size_t *out_len, int device, void *stream)
 {
     fl_geom g;
+    hf_geom hg;
     h5zgpu_status st = h5zgpu_params_check(p);
     if (st != H5ZGPU_OK)
         return st;
@@ -443,15 +556,44 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
                        "output buffer of %zu bytes is below h5zgpu_compress_bound (%zu)",
                        out_cap, bound);
     fl_geom_init(&g, p->rank, p->dims);
+    /* the codec choice of encode() */
+    int huff_ok = hf_geom_init(&hg, p->rank, p->dims) == 0;
+    int want_fixed = p->codec != H5ZGPU_CODEC_HUFFMAN || !huff_ok;
+    int want_huff = p->codec != H5ZGPU_CODEC_FIXED && huff_ok;
     hz_header h = {.version = H5ZGPU_FORMAT_VERSION, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
                    .dtype = p->dtype, .mode = p->mode, .eb = p->eb};
     memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
     uint32_t sum = 0;
     int held = 0;
-    st = hzc_fixed_encode(&g, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32, p->has_fill,
-                          fill_bits(p), d_in, 1, (uint8_t *)d_out + hlen, 1,
-                          hz_header_len(p->rank, HZ_FLAG_FILL) - hlen, raw, &h.payload_len,
-                          &h.eb_abs, &sum, &held, device, stream);
+    uint8_t *pay0 = (uint8_t *)d_out + hlen;
+    uint64_t fill_shift = hz_header_len(p->rank, HZ_FLAG_FILL) - hlen;
+    st = H5ZGPU_E_OUTPUT_TOO_SMALL;
+    if (want_fixed)
+        st = hzc_fixed_encode(&g, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32, p->has_fill,
+                              fill_bits(p), d_in, 1, pay0, 1, fill_shift, raw, &h.payload_len,
+                              &h.eb_abs, &sum, &held, device, stream);
+    if (want_huff && (st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL)) {
+        /* auto: Huffman must be strictly smaller; when it does not fit, the backend leaves the
+         * fixed-length payload in place */
+        uint64_t hcap = (st == H5ZGPU_OK ? h.payload_len : raw) - (want_fixed ? 1 : 0);
+        uint64_t hplen;
+        double heb;
+        uint32_t hsum;
+        h5zgpu_status hst =
+            hcap ? hzc_huff_encode(&hg, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32,
+                                   hf_radius(p->radius), p->has_fill, fill_bits(p), d_in, 1, pay0,
+                                   1, fill_shift, hcap, &hplen, &heb, &hsum, &held, device, stream)
+                 : H5ZGPU_E_OUTPUT_TOO_SMALL;
+        if (hst == H5ZGPU_OK) {
+            h.codec = H5ZGPU_CODEC_HUFFMAN;
+            h.payload_len = hplen;
+            h.eb_abs = heb;
+            sum = hsum;
+            st = H5ZGPU_OK;
+        } else if (hst != H5ZGPU_E_OUTPUT_TOO_SMALL) {
+            st = hst;
+        }
+    }
     if (held) {
         h.flags = HZ_FLAG_FILL;
         h.fill_bits = fill_bits(p);
@@ -511,6 +653,15 @@ h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_
         st = hzc_fixed_decode(&g, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
                               (h.flags & HZ_FLAG_FILL) != 0, h.fill_bits, pay, 1, h.payload_len,
                               d_out, 1, &sum, device, stream);
+        if (st == H5ZGPU_OK)
+            st = check_sum(hdr, &h, sum);
+    } else if (h.codec == H5ZGPU_CODEC_HUFFMAN) {
+        hf_geom hg;
+        st = hf_geom_init(&hg, h.rank, h.dims) != 0
+                 ? hz_fail(H5ZGPU_E_CORRUPT, "Huffman chunk of 2^32 elements or more")
+                 : hzc_huff_decode(&hg, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
+                                   (h.flags & HZ_FLAG_FILL) != 0, h.fill_bits, pay, 1,
+                                   h.payload_len, d_out, 1, &sum, device, stream);
         if (st == H5ZGPU_OK)
             st = check_sum(hdr, &h, sum);
     } else {

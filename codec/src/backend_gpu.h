@@ -8,6 +8,7 @@
 
 #include "fixed_common.h"
 #include "h5zgpu.h"
+#include "huff_common.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,6 +37,22 @@ h5zgpu_status hzc_fixed_decode(const fl_geom *g, h5zgpu_mode mode, double eb_abs
                                int has_fill, uint64_t fill_bits, const uint8_t *in, int in_dev,
                                uint64_t len, void *out, int out_dev, uint32_t *sum, int device,
                                void *stream);
+
+/* Huffman payload (codec 2) with radius 2..HF_RADIUS_MAX, all on the device, the same bytes as
+ * hf_encode_cpu; fill, cap and the results as hzc_fixed_encode. On H5ZGPU_E_OUTPUT_TOO_SMALL
+ * nothing is written to out. */
+h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, double eb, int is_f32,
+                              unsigned radius, int has_fill, uint64_t fill_bits, const void *in,
+                              int in_dev, uint8_t *out, int out_dev, uint64_t fill_shift,
+                              uint64_t cap, uint64_t *len, double *eb_abs, uint32_t *sum,
+                              int *held_fill, int device, void *stream);
+
+/* Decodes a Huffman payload of len bytes as hf_decode_cpu does, rejecting what it rejects
+ * (H5ZGPU_E_CORRUPT); arguments as hzc_fixed_decode. */
+h5zgpu_status hzc_huff_decode(const hf_geom *g, h5zgpu_mode mode, double eb_abs, int is_f32,
+                              int has_fill, uint64_t fill_bits, const uint8_t *in, int in_dev,
+                              uint64_t len, void *out, int out_dev, uint32_t *sum, int device,
+                              void *stream);
 
 /* Checksum sum (hz_sum) of n bytes of device memory. */
 h5zgpu_status hzc_sum(const void *p_dev, uint64_t n, uint32_t *sum, int device, void *stream);

@@ -53,13 +53,18 @@ def eb_from_words(lo, hi):
     return struct.unpack("<d", struct.pack("<II", lo, hi))[0]
 
 
-def cd_values(codec="fixed", *, mode, eb, missing=None, dtype=None):
+RADIUS_MIN, RADIUS_MAX = 2, 1024
+
+
+def cd_values(codec="fixed", *, mode, eb, missing=None, dtype=None, radius=None):
     """The filter's cd_values (codec, mode, eb_lo, eb_hi) for the given codec, mode and bound.
 
     codec: "auto" | "fixed" | "huffman" (or 0, 1, 2); mode: "abs" | "rel" | "pwrel" (or 0, 1, 2);
     eb: finite and >= 0 (0 means lossless); below 1 for "pwrel".
-    missing: an optional missing value, appended as (1, low word, high word) (docs/FILTER.md);
-    dtype: the dataset's element type, to round the missing value to float32 when it is.
+    missing: an optional missing value; dtype: the dataset's element type, to round the missing
+    value to float32 when it is. radius: the Huffman codec's quantisation radius (2..1024,
+    default 512). Optional values follow a flags word (bit 0 missing, bit 2 radius) as
+    (flags, [missing low word, high word], [radius]) (docs/FILTER.md).
     """
     c = _pick("codec", codec, CODECS)
     m = _pick("error mode", mode, MODES)
@@ -73,9 +78,20 @@ def cd_values(codec="fixed", *, mode, eb, missing=None, dtype=None):
         raise ValueError(f"h5zgpu: PWREL error bound {eb!r} must be below 1 "
                          "(it is a fraction of |x|)")
     lo, hi = eb_to_words(eb)
-    if missing is None:
+    if missing is None and radius is None:
         return (c, m, lo, hi)
-    return (c, m, lo, hi, 1, *eb_to_words(_missing_value(missing, dtype)))
+    flags, extra = 0, ()
+    if missing is not None:
+        flags |= 1
+        extra += eb_to_words(_missing_value(missing, dtype))
+    if radius is not None:
+        if isinstance(radius, bool) or not isinstance(radius, numbers.Integral) \
+                or not RADIUS_MIN <= radius <= RADIUS_MAX:
+            raise ValueError(f"h5zgpu: radius {radius!r} is not an integer "
+                             f"{RADIUS_MIN}..{RADIUS_MAX}")
+        flags |= 4
+        extra += (int(radius),)
+    return (c, m, lo, hi, flags, *extra)
 
 
 def _missing_value(missing, dtype):
@@ -95,14 +111,17 @@ def _missing_value(missing, dtype):
     raise ValueError(f"h5zgpu: dtype {dtype!r} is not float32 or float64")
 
 
-def filter(codec="fixed", *, mode, eb, missing=None, dtype=None):  # noqa: A001 - users' name
+def filter(codec="fixed", *, mode, eb, missing=None, dtype=None,  # noqa: A001 - users' name
+           radius=None):
     """Keyword arguments for h5py's create_dataset: compression=33900 and its compression_opts.
 
     missing: an optional missing value (netCDF's _FillValue) that comes back bit for bit and stays
     out of REL ranges; give dtype (e.g. numpy.float32) to round it to a float32 dataset's type.
+    radius: the Huffman codec's quantisation radius (2..1024; default 512).
     """
     return {"compression": FILTER_ID,
-            "compression_opts": cd_values(codec, mode=mode, eb=eb, missing=missing, dtype=dtype)}
+            "compression_opts": cd_values(codec, mode=mode, eb=eb, missing=missing, dtype=dtype,
+                                          radius=radius)}
 
 
 def _source_build_dir():

@@ -1,0 +1,240 @@
+/* The Huffman codec's arithmetic, shared verbatim by the CPU reference (huff_cpu.c) and the
+ * CUDA kernels (cuda/huff_kernels.cu): tile geometry, dual-quantisation Lorenzo, the token
+ * alphabet, the deterministic length-limited codebook and canonical codes.
+ * docs/FORMAT.md, "Huffman payload", describes the bytes these functions produce. */
+#ifndef H5ZGPU_HUFF_COMMON_H
+#define H5ZGPU_HUFF_COMMON_H
+
+#include "fixed_common.h"
+
+/* Lorenzo prediction runs inside tiles of 16384 elements, so that a GPU block reconstructs one
+ * tile by partial sums in shared memory. Measured on the 512^3 Nyx-like fields the tiles cost
+ * nothing against whole-chunk Lorenzo (velocity_x REL 1e-2: 23.5 vs 22.9 estimated ratio). */
+#define HF_TILE_Z3 16u
+#define HF_TILE_Y3 32u
+#define HF_TILE_X3 32u
+#define HF_TILE_2 128u
+#define HF_TILE_N 16384u
+/* Tokens are coded in sub-chunks of 4096 elements, each with its bit length in the payload,
+ * so that decoding is parallel; runs never cross a sub-chunk. */
+#define HF_SUB 4096u
+/* Longest code. Measured on the Nyx-like velocity at REL 1e-3 (~470 tokens in use, a long
+ * tail), a 12-bit limit costs 6% of the ratio against 15; 15 fits the codebook's nibbles. */
+#define HF_MAX_LEN 15u
+#define HF_RADIUS_DEFAULT 512u
+#define HF_RADIUS_MAX 1024u
+#define HF_RUN_MAX 256u        /* longest run one token stands for */
+#define HF_MAX_SYMS (2u * HF_RADIUS_MAX + HF_RUN_MAX)   /* HF_PAIR_K^2 = HF_RUN_MAX too */
+/* |p| limit: 3-D Lorenzo sums 8 terms, so every delta fits an int32 with room for the markers
+ * the decoder uses. */
+#define HF_PMAX 268435455.0
+#define HF_FORM_CODES 0u        /* every element is one token */
+#define HF_FORM_RUNS 1u         /* runs of the commonest token become run tokens */
+#define HF_FORM_PAIRS 2u        /* two neighbouring small tokens become one pair token */
+/* Pair tokens join tokens 2..2+HF_PAIR_K-1 (deltas -8..7): Huffman spends at least one bit a
+ * token, which a peaked distribution (deltas mostly 0 and +-1) wastes; a pair halves that. */
+#define HF_PAIR_K 16u
+#define HF_PAIR_MIN_RADIUS 9u   /* the radius that makes tokens 2..17 exist */
+#define HF_TOK_FILL 0u          /* a fill element whose delta is 0 */
+#define HF_TOK_ESCAPE 1u        /* delta in the outlier list */
+/* Fixed part of the payload before the codebook. */
+#define HF_OFF_CODEBOOK 24u
+
+typedef struct hf_geom {
+    uint64_t nz, ny, nx;       /* the chunk folded to 3-D, as the fixed-length codec folds it */
+    unsigned tz, ty, tx;       /* tile shape */
+    uint64_t gtz, gty, gtx;    /* tiles along each axis */
+    uint64_t ntiles, n, nsub;
+    unsigned dim;              /* 1, 2 or 3: the highest Lorenzo order the chunk allows */
+} hf_geom;
+
+/* Tile t's origin and shape (edge tiles are partial), and where its elements start in the
+ * tile-major sequence: the tiles in raster order, each in raster order inside. */
+typedef struct hf_tile {
+    uint64_t z0, y0, x0, start;
+    unsigned ez, ey, ex;
+} hf_tile;
+
+HZ_HD void hf_tile_at(const hf_geom *g, uint64_t t, hf_tile *T)
+{
+    uint64_t tx = t % g->gtx, r = t / g->gtx, ty = r % g->gty, tz = r / g->gty;
+    T->z0 = tz * g->tz;
+    T->y0 = ty * g->ty;
+    T->x0 = tx * g->tx;
+    T->ez = (unsigned)(g->nz - T->z0 < g->tz ? g->nz - T->z0 : g->tz);
+    T->ey = (unsigned)(g->ny - T->y0 < g->ty ? g->ny - T->y0 : g->ty);
+    T->ex = (unsigned)(g->nx - T->x0 < g->tx ? g->nx - T->x0 : g->tx);
+    /* tiles before t: full slabs of tile rows, full tile rows, then tiles in this row */
+    uint64_t slab = T->z0 * g->ny * g->nx;
+    uint64_t row = (uint64_t)T->ez * T->y0 * g->nx;
+    uint64_t left = (uint64_t)T->ez * T->ey * T->x0;
+    T->start = slab + row + left;
+}
+
+/* Lorenzo delta of element e = (z ey + y) ex + x of a tile whose codes p are in raster order;
+ * neighbours outside the tile count as 0. Order 3 is 3-D Lorenzo, 2 is 2-D Lorenzo in each
+ * z-plane, 1 the previous element of the tile's raster sequence: noisy fields (the Nyx-like
+ * temperature) lose less to the lower orders, which add fewer noisy terms. */
+HZ_HD int64_t hf_lorenzo(const int32_t *p, unsigned order, unsigned ey, unsigned ex, unsigned z,
+                         unsigned y, unsigned x, uint64_t e)
+{
+#define HFP(zz, yy, xx) ((int64_t)p[((uint64_t)(zz) * ey + (yy)) * ex + (xx)])
+    int64_t s = p[e];
+    if (order == 1)
+        return e ? s - p[e - 1] : s;
+    if (x) s -= HFP(z, y, x - 1);
+    if (y) s -= HFP(z, y - 1, x);
+    if (x && y) s += HFP(z, y - 1, x - 1);
+    if (order == 3) {
+        if (z) s -= HFP(z - 1, y, x);
+        if (x && z) s += HFP(z - 1, y, x - 1);
+        if (y && z) s += HFP(z - 1, y - 1, x);
+        if (x && y && z) s -= HFP(z - 1, y - 1, x - 1);
+    }
+#undef HFP
+    return s;
+}
+
+/* Token of a delta: 2 + zigzag(d) when that is below 2R, else the escape. */
+HZ_HD unsigned hf_delta_token(int64_t d, unsigned R)
+{
+    uint64_t z = fl_zigzag(d);
+    return z < 2u * R - 2u ? (unsigned)z + 2u : HF_TOK_ESCAPE;
+}
+
+/* Bits of one sub-chunk never exceed HF_SUB * HF_MAX_LEN = 61440: a u16 holds them. */
+HZ_HD uint64_t hf_nsub(uint64_t n)
+{
+    return (n + HF_SUB - 1) / HF_SUB;
+}
+
+HZ_HD uint64_t hf_pad4(uint64_t v)
+{
+    return (v + 3u) & ~(uint64_t)3u;
+}
+
+/* Bytes of a stored codebook: u16 m0 and m1, then the nibbles of tokens 0..m0-1 and of tokens
+ * 2R..2R+m1-1 (the run or pair tokens), so a chunk that uses few tokens stores few. */
+HZ_HD uint64_t hf_codebook_size(unsigned m0, unsigned m1)
+{
+    return 4u + (m0 + m1 + 1u) / 2u;
+}
+
+/* Run tokens count down from the longest run, which smooth chunks use most: 2R + 256 - L. */
+HZ_HD unsigned hf_run_token(unsigned R, unsigned run)
+{
+    return 2u * R + HF_RUN_MAX - run;
+}
+
+HZ_HD unsigned hf_reverse(unsigned code, unsigned len)
+{
+    unsigned r = 0;
+    for (unsigned i = 0; i < len; i++)
+        r |= ((code >> i) & 1u) << (len - 1u - i);
+    return r;
+}
+
+/* Code lengths by the two-queue Huffman construction over m leaves already sorted by
+ * (count, token) ascending: order[i] is a token, w[i] its weight. Ties take the leaf first.
+ * par and depth are scratch of 2m entries, nw of m. Depths never pass 63 (a tree that deep needs
+ * more than 2^32 tokens). Lengths past HF_MAX_LEN are folded back as JPEG does (ITU T.81 K.3:
+ * two leaves of the deepest level go up one level and down below a shallower leaf, which keeps
+ * the code complete), and the lengths, shortest first, go to the leaves from the most frequent
+ * down. A lone leaf gets length 1. Writes len[order[i]]. */
+HZ_HD void hf_build_lengths(const uint16_t *order, const uint64_t *w, unsigned m, uint8_t *len,
+                            uint32_t *par, uint64_t *nw, uint8_t *depth)
+{
+    unsigned count[64] = {0};
+    if (m <= 1) {
+        if (m)
+            len[order[0]] = 1;
+        return;
+    }
+    /* nodes 0..m-1 are leaves, m..2m-2 internal in creation order (nondecreasing weight) */
+    unsigned li = 0, ii = m, next = m;
+    for (unsigned k = 0; k + 1 < m; k++) {
+        uint32_t pick[2];
+        for (int j = 0; j < 2; j++) {
+            if (li < m && (ii >= next || w[li] <= nw[ii - m]))
+                pick[j] = li++;
+            else
+                pick[j] = ii++;
+        }
+        uint64_t a = pick[0] < m ? w[pick[0]] : nw[pick[0] - m];
+        uint64_t b = pick[1] < m ? w[pick[1]] : nw[pick[1] - m];
+        nw[next - m] = a + b;
+        par[pick[0]] = next;
+        par[pick[1]] = next;
+        next++;
+    }
+    unsigned root = 2u * m - 2u, maxd = 0;
+    depth[root] = 0;
+    for (unsigned v = root; v-- > 0;) {
+        unsigned d = depth[par[v]] + 1u;
+        depth[v] = (uint8_t)(d > 63u ? 63u : d);
+        if (v < m) {
+            count[depth[v]]++;
+            maxd = depth[v] > maxd ? depth[v] : maxd;
+        }
+    }
+    for (unsigned i = maxd; i > HF_MAX_LEN; i--)
+        while (count[i] > 0) {
+            unsigned j = i - 2;
+            while (count[j] == 0)
+                j--;
+            count[i] -= 2;
+            count[i - 1] += 1;
+            count[j + 1] += 2;
+            count[j] -= 1;
+        }
+    unsigned l = 1;
+    for (unsigned k = m; k-- > 0;) {
+        while (count[l] == 0)
+            l++;
+        count[l]--;
+        len[order[k]] = (uint8_t)l;
+    }
+}
+
+/* Canonical codes (deflate's assignment: by length, then token), stored bit-reversed because
+ * the stream is written least significant bit first. Returns 0 when the lengths over-fill the
+ * code space (a damaged codebook). */
+HZ_HD int hf_canonical(const uint8_t *len, unsigned m, uint16_t *code)
+{
+    unsigned count[HF_MAX_LEN + 1] = {0}, next[HF_MAX_LEN + 1];
+    for (unsigned s = 0; s < m; s++)
+        count[len[s]]++;
+    count[0] = 0;
+    unsigned c = 0, space = 0;
+    for (unsigned l = 1; l <= HF_MAX_LEN; l++) {
+        c = (c + count[l - 1]) << 1;
+        next[l] = c;
+        space += count[l] << (HF_MAX_LEN - l);
+    }
+    if (space > (1u << HF_MAX_LEN))
+        return 0;
+    for (unsigned s = 0; s < m; s++)
+        if (len[s])
+            code[s] = (uint16_t)hf_reverse(next[len[s]]++, len[s]);
+    return 1;
+}
+
+/* Decoder table entry for the next HF_MAX_LEN stream bits: token | length << 12 (tokens are
+ * below HF_MAX_SYMS < 4096); 0 = no code. */
+HZ_HD uint16_t hf_table_entry(unsigned token, unsigned len)
+{
+    return (uint16_t)(token | (len << 12));
+}
+
+/* Reads the 8 stream bytes at byte offset b of a stream of nbytes (zeros past its end). */
+HZ_HD uint64_t hf_peek64(const uint8_t *s, uint64_t nbytes, uint64_t b)
+{
+    uint64_t v = 0;
+    if (b + 8 <= nbytes)
+        return hz_get_u64(s + b);
+    for (unsigned i = 0; i < 8 && b + i < nbytes; i++)
+        v |= (uint64_t)s[b + i] << (8 * i);
+    return v;
+}
+
+#endif

@@ -1,0 +1,760 @@
+/* The Huffman codec, CPU reference. Encoding: dual quantisation (the fixed-length codec's
+ * quantiser, then integer Lorenzo deltas inside tiles), one token per delta, a histogram, a
+ * length-limited canonical codebook and a bit stream in sub-chunks; where the commonest token
+ * dominates, its runs become run tokens (cuSZ+'s run-length path). Decoding reverses it with
+ * partial sums. docs/FORMAT.md, "Huffman payload". */
+#include "huff.h"
+
+#include "error.h"
+#include "parallel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HF_MARK_FILL INT32_MIN          /* decoded delta of a fill token */
+#define HF_MARK_ESCAPE (INT32_MIN + 1)  /* decoded delta awaiting its outlier */
+
+int hf_geom_init(hf_geom *g, unsigned rank, const uint64_t *dims)
+{
+    fl_geom f;
+    if (fl_geom_init(&f, rank, dims) != 0)
+        return -1;
+    memset(g, 0, sizeof *g);
+    g->nz = f.nz;
+    g->ny = f.ny;
+    g->nx = f.nx;
+    g->n = f.nz * f.ny * f.nx;
+    if (g->n > 0xFFFFFFFFu)
+        return -1;
+    g->tz = f.dim == 3 ? HF_TILE_Z3 : 1u;
+    g->ty = f.dim == 3 ? HF_TILE_Y3 : (f.dim == 2 ? HF_TILE_2 : 1u);
+    g->tx = f.dim == 3 ? HF_TILE_X3 : (f.dim == 2 ? HF_TILE_2 : HF_TILE_N);
+    g->gtz = (g->nz + g->tz - 1) / g->tz;
+    g->gty = (g->ny + g->ty - 1) / g->ty;
+    g->gtx = (g->nx + g->tx - 1) / g->tx;
+    g->ntiles = g->gtz * g->gty * g->gtx;
+    g->nsub = hf_nsub(g->n);
+    g->dim = f.dim;
+    return 0;
+}
+
+unsigned hf_radius(unsigned asked)
+{
+    return asked == 0 ? HF_RADIUS_DEFAULT : asked;
+}
+
+static double element(const void *in, int is_f32, uint64_t i, uint64_t *bits)
+{
+    if (is_f32) {
+        float f;
+        uint32_t u;
+        memcpy(&u, (const uint8_t *)in + 4 * i, 4);
+        memcpy(&f, &u, 4);
+        *bits = u;
+        return (double)f;
+    }
+    double d;
+    memcpy(bits, (const uint8_t *)in + 8 * i, 8);
+    memcpy(&d, bits, 8);
+    return d;
+}
+
+/* ---- encoder ------------------------------------------------------------------------------ */
+
+typedef struct hf_book {
+    unsigned m;                  /* tokens 0..m-1 have their length here */
+    unsigned m0, m1;             /* stored: tokens 0..m0-1, and 2R..2R+m1-1 */
+    uint8_t len[HF_MAX_SYMS];
+    uint16_t code[HF_MAX_SYMS];
+    uint64_t bits;               /* stream bits of the whole chunk */
+} hf_book;
+
+/* One encoding; the tasks below run over tiles or sub-chunks on hz_parallel_for's threads. */
+typedef struct hf_enc {
+    const hf_geom *g;
+    const fl_quant *Q;
+    const void *in;
+    unsigned R, order, form, rs;
+    int32_t *p;             /* quantisation code of each element, tile-major (0: not coded) */
+    uint8_t *kind;          /* 0 coded, 1 fill, 2 verbatim */
+    uint16_t *tok;          /* one token per element, tile-major */
+    uint64_t *tile_cost;    /* 4 per tile: cost of Lorenzo order o at [4t + o] */
+    uint64_t *tile_out;     /* outliers, then verbatim values, per tile: counts, then offsets */
+    uint64_t *tile_verb;
+    uint8_t *out_pos, *out_delta, *verb_pos, *verb_val;  /* where the lists go in the payload */
+    const hf_book *B;
+    uint64_t *sub_bit;      /* bit length of each sub-chunk, then its first bit */
+    uint8_t *stream;
+} hf_enc;
+
+/* Tile t's element e as a chunk index. */
+static uint64_t chunk_index(const hf_geom *g, const hf_tile *T, uint64_t e)
+{
+    uint64_t x = e % T->ex, r = e / T->ex;
+    return ((T->z0 + r / T->ey) * g->ny + T->y0 + r % T->ey) * g->nx + T->x0 + x;
+}
+
+/* Quantises tile t and its cost under each Lorenzo order the chunk allows: the sum of the
+ * deltas' zigzag bit lengths. */
+static void quantise_task(void *ctx, uint64_t t)
+{
+    hf_enc *E = ctx;
+    const hf_geom *g = E->g;
+    hf_tile T;
+    hf_tile_at(g, t, &T);
+    int32_t *p = E->p + T.start;
+    uint8_t *kind = E->kind + T.start;
+    uint64_t tn = (uint64_t)T.ez * T.ey * T.ex, *cost = E->tile_cost + 4 * t;
+    for (uint64_t e = 0; e < tn; e++) {
+        uint64_t bits;
+        double v = element(E->in, E->Q->is_f32, chunk_index(g, &T, e), &bits);
+        int64_t q;
+        p[e] = 0;
+        if (fl_is_fill(E->Q, bits)) {
+            kind[e] = 1;
+        } else if (fl_quantize(E->Q, v, &q) && q <= HF_PMAX && q >= -HF_PMAX) {
+            kind[e] = 0;
+            p[e] = (int32_t)q;
+        } else {
+            kind[e] = 2; /* stored verbatim; predicts as 0 */
+        }
+    }
+    cost[1] = cost[2] = cost[3] = 0;
+    uint64_t e = 0;
+    for (unsigned z = 0; z < T.ez; z++)
+        for (unsigned y = 0; y < T.ey; y++)
+            for (unsigned x = 0; x < T.ex; x++, e++)
+                for (unsigned o = 1; o <= g->dim; o++)
+                    cost[o] += fl_bitlen(fl_zigzag(hf_lorenzo(p, o, T.ey, T.ex, z, y, x, e)));
+}
+
+/* The delta and token of tile element e under the chosen order. */
+static unsigned token_at(const hf_enc *E, const hf_tile *T, uint64_t e, int64_t *d)
+{
+    const int32_t *p = E->p + T->start;
+    unsigned x = (unsigned)(e % T->ex), y = (unsigned)(e / T->ex % T->ey);
+    unsigned z = (unsigned)(e / T->ex / T->ey);
+    *d = hf_lorenzo(p, E->order, T->ey, T->ex, z, y, x, e);
+    return E->kind[T->start + e] == 1 && *d == 0 ? HF_TOK_FILL : hf_delta_token(*d, E->R);
+}
+
+/* Tokens of tile t, and how many outliers and verbatim values it has. */
+static void tokenise_task(void *ctx, uint64_t t)
+{
+    hf_enc *E = ctx;
+    hf_tile T;
+    hf_tile_at(E->g, t, &T);
+    uint64_t tn = (uint64_t)T.ez * T.ey * T.ex, nout = 0, nverb = 0;
+    for (uint64_t e = 0; e < tn; e++) {
+        int64_t d;
+        unsigned tk = token_at(E, &T, e, &d);
+        E->tok[T.start + e] = (uint16_t)tk;
+        nout += tk == HF_TOK_ESCAPE;
+        nverb += E->kind[T.start + e] != 0 && tk != HF_TOK_FILL;
+    }
+    E->tile_out[t] = nout;
+    E->tile_verb[t] = nverb;
+}
+
+/* Tile t's outliers and verbatim values, at its offsets in the payload's lists. */
+static void lists_task(void *ctx, uint64_t t)
+{
+    hf_enc *E = ctx;
+    hf_tile T;
+    hf_tile_at(E->g, t, &T);
+    uint64_t tn = (uint64_t)T.ez * T.ey * T.ex, ko = E->tile_out[t], kv = E->tile_verb[t];
+    unsigned esize = E->Q->is_f32 ? 4u : 8u;
+    for (uint64_t e = 0; e < tn; e++) {
+        uint64_t pos = T.start + e, bits;
+        unsigned tk = E->tok[pos];
+        if (tk == HF_TOK_ESCAPE) {
+            int64_t d;
+            token_at(E, &T, e, &d);
+            hz_put_u32(E->out_pos + 4 * ko, (uint32_t)pos);
+            hz_put_u32(E->out_delta + 4 * ko++, (uint32_t)(int32_t)d);
+        }
+        if (E->kind[pos] != 0 && tk != HF_TOK_FILL) {
+            element(E->in, E->Q->is_f32, chunk_index(E->g, &T, e), &bits);
+            hz_put_u32(E->verb_pos + 4 * kv, (uint32_t)pos);
+            if (esize == 4)
+                hz_put_u32(E->verb_val + 4 * kv++, (uint32_t)bits);
+            else
+                hz_put_u64(E->verb_val + 8 * kv++, bits);
+        }
+    }
+}
+
+/* Calls emit(ctx, token) for the tokens of sub-chunk s under a form. */
+typedef void (*hf_emit)(void *ctx, unsigned token);
+
+static void sub_tokens(const uint16_t *tok, uint64_t n, uint64_t s, unsigned form, unsigned rs,
+                       unsigned R, hf_emit emit, void *ctx)
+{
+    uint64_t i = s * HF_SUB, end = i + HF_SUB < n ? i + HF_SUB : n;
+    while (i < end) {
+        if (form == HF_FORM_RUNS && tok[i] == rs) {
+            uint64_t j = i;
+            while (j < end && j - i < HF_RUN_MAX && tok[j] == rs)
+                j++;
+            emit(ctx, hf_run_token(R, (unsigned)(j - i)));
+            i = j;
+        } else if (form == HF_FORM_PAIRS && i + 1 < end && tok[i] - 2u < HF_PAIR_K &&
+                   tok[i + 1] - 2u < HF_PAIR_K) {
+            emit(ctx, 2u * R + (tok[i] - 2u) * HF_PAIR_K + (tok[i + 1] - 2u));
+            i += 2;
+        } else {
+            emit(ctx, tok[i++]);
+        }
+    }
+}
+
+static void count_token(void *ctx, unsigned token)
+{
+    ((uint64_t *)ctx)[token]++;
+}
+
+typedef struct hf_key {
+    uint64_t count;
+    unsigned token;
+} hf_key;
+
+static int key_cmp(const void *a, const void *b)
+{
+    const hf_key *x = (const hf_key *)a, *y = (const hf_key *)b;
+    if (x->count != y->count)
+        return x->count < y->count ? -1 : 1;
+    return x->token < y->token ? -1 : (x->token > y->token);
+}
+
+/* The codebook of a histogram over nsym tokens: sorted by (count, token), two-queue Huffman,
+ * canonical codes. */
+static void build_book(const uint64_t *hist, unsigned nsym, unsigned R, hf_book *B)
+{
+    hf_key keys[HF_MAX_SYMS];
+    uint16_t order[HF_MAX_SYMS];
+    uint64_t w[HF_MAX_SYMS], nw[HF_MAX_SYMS];
+    uint32_t par[2 * HF_MAX_SYMS];
+    uint8_t depth[2 * HF_MAX_SYMS];
+    unsigned m = 0;
+    memset(B->len, 0, sizeof B->len);
+    B->m = 0;
+    B->bits = 0;
+    for (unsigned s = 0; s < nsym; s++)
+        if (hist[s]) {
+            keys[m].count = hist[s];
+            keys[m++].token = s;
+            B->m = s + 1;
+        }
+    qsort(keys, m, sizeof keys[0], key_cmp);
+    for (unsigned i = 0; i < m; i++) {
+        order[i] = (uint16_t)keys[i].token;
+        w[i] = keys[i].count;
+    }
+    hf_build_lengths(order, w, m, B->len, par, nw, depth);
+    hf_canonical(B->len, B->m, B->code);
+    B->m1 = B->m > 2 * R ? B->m - 2 * R : 0;
+    B->m0 = 0;
+    for (unsigned s = 0; s < B->m && s < 2 * R; s++) {
+        B->bits += hist[s] * B->len[s];
+        B->m0 = B->len[s] ? s + 1 : B->m0;
+    }
+    for (unsigned s = 2 * R; s < B->m; s++)
+        B->bits += hist[s] * B->len[s];
+}
+
+static uint64_t payload_size(const hf_geom *g, unsigned esize, const hf_book *B, uint64_t n_out,
+                             uint64_t n_verb)
+{
+    return HF_OFF_CODEBOOK + hf_pad4(hf_codebook_size(B->m0, B->m1)) + hf_pad4(2 * g->nsub) +
+           hf_pad4((B->bits + 7) / 8) + 8 * n_out + (4 + esize) * n_verb;
+}
+
+/* Writes one sub-chunk's codes from bit `bit` on, least significant bit first. The bytes it
+ * may share with its neighbours, its first and its last, are merged atomically. */
+typedef struct hf_writer {
+    uint8_t *s;
+    const hf_book *B;
+    uint64_t acc, first, byte, bits;   /* bits: stream bits counted (sub_bits_task) */
+    unsigned nacc;
+} hf_writer;
+
+static void write_token(void *ctx, unsigned token)
+{
+    hf_writer *W = ctx;
+    W->acc |= (uint64_t)W->B->code[token] << W->nacc;
+    W->nacc += W->B->len[token];
+    while (W->nacc >= 8) {
+        if (W->byte == W->first)
+            __atomic_fetch_or(&W->s[W->byte], (uint8_t)W->acc, __ATOMIC_RELAXED);
+        else
+            W->s[W->byte] = (uint8_t)W->acc;
+        W->byte++;
+        W->acc >>= 8;
+        W->nacc -= 8;
+    }
+}
+
+static void add_bits(void *ctx, unsigned token)
+{
+    hf_writer *W = ctx;
+    W->bits += W->B->len[token];
+}
+
+static void sub_bits_task(void *ctx, uint64_t s)
+{
+    hf_enc *E = ctx;
+    hf_writer W = {.B = E->B};
+    sub_tokens(E->tok, E->g->n, s, E->form, E->rs, E->R, add_bits, &W);
+    E->sub_bit[s] = W.bits;
+}
+
+static void write_task(void *ctx, uint64_t s)
+{
+    hf_enc *E = ctx;
+    uint64_t bit = E->sub_bit[s];
+    hf_writer W = {.s = E->stream, .B = E->B, .first = bit >> 3, .byte = bit >> 3,
+                   .nacc = (unsigned)(bit & 7)};
+    sub_tokens(E->tok, E->g->n, s, E->form, E->rs, E->R, write_token, &W);
+    if (W.nacc)
+        __atomic_fetch_or(&W.s[W.byte], (uint8_t)W.acc, __ATOMIC_RELAXED);
+}
+
+/* Exclusive prefix sum in place; returns the total. */
+static uint64_t exclusive_sum(uint64_t *v, uint64_t n)
+{
+    uint64_t run = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t c = v[i];
+        v[i] = run;
+        run += c;
+    }
+    return run;
+}
+
+h5zgpu_status hf_encode_cpu(const hf_geom *g, const fl_quant *Q, unsigned radius, const void *in,
+                            uint8_t *out, uint64_t cap, uint64_t *len)
+{
+    const unsigned R = radius, esize = Q->is_f32 ? 4u : 8u;
+    const uint64_t n = g->n;
+    hf_enc E = {.g = g, .Q = Q, .in = in, .R = R};
+    uint64_t *hist = calloc(HF_MAX_SYMS, sizeof *hist);
+    hf_book *B0 = malloc(sizeof *B0), *B1 = malloc(sizeof *B1);
+    E.p = malloc(n * sizeof *E.p);
+    E.kind = malloc(n);
+    E.tok = malloc(n * sizeof *E.tok);
+    E.tile_cost = malloc(4 * g->ntiles * sizeof *E.tile_cost);
+    E.tile_out = malloc(g->ntiles * sizeof *E.tile_out);
+    E.tile_verb = malloc(g->ntiles * sizeof *E.tile_verb);
+    E.sub_bit = malloc(g->nsub * sizeof *E.sub_bit);
+    h5zgpu_status st = H5ZGPU_OK;
+    if (!E.p || !E.kind || !hist || !B0 || !B1 || !E.tok || !E.tile_cost || !E.tile_out ||
+        !E.tile_verb || !E.sub_bit) {
+        st = hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
+                     (unsigned long long)n);
+        goto done;
+    }
+    hz_parallel_for(g->ntiles, quantise_task, &E);
+    uint64_t cost[4] = {0};
+    for (uint64_t t = 0; t < g->ntiles; t++)
+        for (unsigned o = 1; o <= g->dim; o++)
+            cost[o] += E.tile_cost[4 * t + o];
+    E.order = g->dim; /* the cheapest order; ties to the higher */
+    for (unsigned o = g->dim - 1; o >= 1; o--)
+        if (cost[o] < cost[E.order])
+            E.order = o;
+    hz_parallel_for(g->ntiles, tokenise_task, &E);
+    uint64_t n_out = exclusive_sum(E.tile_out, g->ntiles);
+    uint64_t n_verb = exclusive_sum(E.tile_verb, g->ntiles);
+
+    /* form 0: every element a token */
+    for (uint64_t i = 0; i < n; i++)
+        hist[E.tok[i]]++;
+    unsigned rs = 0;
+    for (unsigned s = 1; s < 2 * R; s++)
+        if (hist[s] > hist[rs])
+            rs = s;
+    build_book(hist, 2 * R, R, B0);
+    E.B = B0;
+    E.form = HF_FORM_CODES;
+    uint64_t size = payload_size(g, esize, B0, n_out, n_verb);
+    /* form 1 when the commonest token is at least half of them (its runs become run tokens),
+     * form 2 when the small tokens are (neighbouring pairs become pair tokens): each is built
+     * when it may win, and kept when strictly smaller */
+    uint64_t small = 0;
+    for (unsigned t = 2; t < 2 + HF_PAIR_K && t < 2 * R; t++)
+        small += hist[t];
+    int may[3] = {0, 2 * hist[rs] >= n, R >= HF_PAIR_MIN_RADIUS && 2 * small >= n};
+    for (unsigned f = HF_FORM_RUNS; f <= HF_FORM_PAIRS; f++) {
+        if (!may[f])
+            continue;
+        hf_book *Bf = E.B == B1 ? B0 : B1; /* the one not holding the best so far */
+        memset(hist, 0, HF_MAX_SYMS * sizeof *hist);
+        for (uint64_t s = 0; s < g->nsub; s++)
+            sub_tokens(E.tok, n, s, f, rs, R, count_token, hist);
+        build_book(hist, 2 * R + HF_RUN_MAX, R, Bf);
+        uint64_t sf = payload_size(g, esize, Bf, n_out, n_verb);
+        if (sf < size) {
+            E.B = Bf;
+            E.form = f;
+            size = sf;
+        }
+    }
+    E.rs = E.form == HF_FORM_RUNS ? rs : 0;
+    if (size > cap) {
+        st = H5ZGPU_E_OUTPUT_TOO_SMALL;
+        goto done;
+    }
+
+    memset(out, 0, size);
+    hz_put_f64(out, Q->base);
+    out[8] = (uint8_t)E.form;
+    out[9] = (uint8_t)E.order;
+    hz_put_u16(out + 10, R);
+    hz_put_u16(out + 12, E.rs);
+    hz_put_u32(out + 16, (uint32_t)n_out);
+    hz_put_u32(out + 20, (uint32_t)n_verb);
+    uint64_t o = HF_OFF_CODEBOOK;
+    hz_put_u16(out + o, E.B->m0);
+    hz_put_u16(out + o + 2, E.B->m1);
+    for (unsigned k = 0; k < E.B->m0 + E.B->m1; k++) {
+        unsigned t = k < E.B->m0 ? k : 2 * R + (k - E.B->m0);
+        out[o + 4 + k / 2] |= (uint8_t)(E.B->len[t] << (4 * (k & 1)));
+    }
+    o += hf_pad4(hf_codebook_size(E.B->m0, E.B->m1));
+    hz_parallel_for(g->nsub, sub_bits_task, &E);
+    for (uint64_t s = 0; s < g->nsub; s++)
+        hz_put_u16(out + o + 2 * s, (uint32_t)E.sub_bit[s]);
+    uint64_t bits = exclusive_sum(E.sub_bit, g->nsub);
+    o += hf_pad4(2 * g->nsub);
+    E.stream = out + o;
+    hz_parallel_for(g->nsub, write_task, &E);
+    o += hf_pad4((bits + 7) / 8);
+    E.out_pos = out + o;
+    E.out_delta = E.out_pos + 4 * n_out;
+    E.verb_pos = E.out_delta + 4 * n_out;
+    E.verb_val = E.verb_pos + 4 * n_verb;
+    hz_parallel_for(g->ntiles, lists_task, &E);
+    *len = size;
+done:
+    free(E.p);
+    free(E.kind);
+    free(E.tok);
+    free(E.tile_cost);
+    free(E.tile_out);
+    free(E.tile_verb);
+    free(E.sub_bit);
+    free(hist);
+    free(B0);
+    free(B1);
+    return st;
+}
+
+/* ---- decoder ------------------------------------------------------------------------------ */
+
+static h5zgpu_status corrupt(const char *what)
+{
+    return hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed: %s", what);
+}
+
+h5zgpu_status hf_parse(const hf_geom *g, unsigned esize, const uint8_t *in, uint64_t avail,
+                       uint64_t len, hf_layout *L, uint16_t *table)
+{
+    uint8_t lens[HF_MAX_SYMS];
+    uint16_t code[HF_MAX_SYMS];
+    if (avail > len)
+        avail = len;
+    if (avail < HF_OFF_CODEBOOK + 4)
+        return corrupt("shorter than its fixed part");
+    L->base = hz_get_f64(in);
+    L->form = in[8];
+    L->radius = hz_get_u16(in + 10);
+    L->run_token = hz_get_u16(in + 12);
+    L->n_out = hz_get_u32(in + 16);
+    L->n_verb = hz_get_u32(in + 20);
+    L->order = in[9];
+    if (L->form > HF_FORM_PAIRS || hz_get_u16(in + 14))
+        return corrupt("unknown form or reserved bytes set");
+    if (L->order < 1 || L->order > g->dim)
+        return corrupt("Lorenzo order outside 1..the chunk's dimensionality");
+    if (L->radius < 2 || L->radius > HF_RADIUS_MAX)
+        return corrupt("radius outside 2..1024");
+    if (L->form == HF_FORM_RUNS ? L->run_token >= 2 * L->radius : L->run_token != 0)
+        return corrupt("run token out of range");
+    if (L->form == HF_FORM_PAIRS && L->radius < HF_PAIR_MIN_RADIUS)
+        return corrupt("pair form with a radius below 9");
+    if (L->n_out > g->n || L->n_verb > g->n)
+        return corrupt("more outliers or verbatim values than elements");
+    unsigned nsym = 2 * L->radius + (L->form == HF_FORM_CODES ? 0 : HF_RUN_MAX);
+    unsigned m0 = hz_get_u16(in + HF_OFF_CODEBOOK), m1 = hz_get_u16(in + HF_OFF_CODEBOOK + 2);
+    uint64_t cb = hf_pad4(hf_codebook_size(m0, m1));
+    if (m0 + m1 == 0 || m0 > 2 * L->radius || m1 > nsym - 2 * L->radius ||
+        HF_OFF_CODEBOOK + cb > avail)
+        return corrupt("codebook size out of range");
+    L->ntokens = m1 ? 2 * L->radius + m1 : m0;
+    memset(lens, 0, L->ntokens);
+    for (unsigned k = 0; k < m0 + m1; k++) {
+        unsigned v = (in[HF_OFF_CODEBOOK + 4 + k / 2] >> (4 * (k & 1))) & 15u;
+        lens[k < m0 ? k : 2 * L->radius + (k - m0)] = (uint8_t)v;
+    }
+    if ((m0 + m1) & 1u ? in[HF_OFF_CODEBOOK + 4 + (m0 + m1) / 2] >> 4 : 0)
+        return corrupt("codebook padding is not zero");
+    for (uint64_t b = HF_OFF_CODEBOOK + 4 + (m0 + m1 + 1) / 2; b < HF_OFF_CODEBOOK + cb; b++)
+        if (in[b])
+            return corrupt("codebook padding is not zero");
+    if (!hf_canonical(lens, L->ntokens, code))
+        return corrupt("code lengths over-fill the code space");
+    memset(table, 0, sizeof(uint16_t) << HF_MAX_LEN);
+    for (unsigned s = 0; s < L->ntokens; s++)
+        for (unsigned j = 0; lens[s] && j < 1u << (HF_MAX_LEN - lens[s]); j++)
+            table[code[s] | (j << lens[s])] = hf_table_entry(s, lens[s]);
+    L->off_sub = HF_OFF_CODEBOOK + cb;
+    L->off_stream = L->off_sub + hf_pad4(2 * g->nsub);
+    uint64_t tail = 8 * (uint64_t)L->n_out + (4 + esize) * (uint64_t)L->n_verb;
+    if (L->off_stream + tail > len)
+        return corrupt("sections overrun the payload");
+    L->stream_bytes = len - tail - L->off_stream;
+    L->off_out_pos = L->off_stream + L->stream_bytes;
+    L->off_out_delta = L->off_out_pos + 4 * (uint64_t)L->n_out;
+    L->off_verb_pos = L->off_out_delta + 4 * (uint64_t)L->n_out;
+    L->off_verb_val = L->off_verb_pos + 4 * (uint64_t)L->n_verb;
+    return H5ZGPU_OK;
+}
+
+/* Decodes sub-chunk s into deltas (markers for fill and escape tokens); returns 0 on any
+ * inconsistency. */
+static int decode_sub(const hf_geom *g, const hf_layout *L, const uint16_t *table,
+                      const uint8_t *stream, uint64_t bit, uint64_t nbits, uint64_t s,
+                      int has_fill, int32_t *delta)
+{
+    uint64_t i = s * HF_SUB, end = i + HF_SUB < g->n ? i + HF_SUB : g->n, stop = bit + nbits;
+    const unsigned R = L->radius;
+    while (i < end) {
+        if (bit >= stop)
+            return 0;
+        uint64_t win = hf_peek64(stream, L->stream_bytes, bit >> 3) >> (bit & 7);
+        unsigned ent = table[win & ((1u << HF_MAX_LEN) - 1u)];
+        unsigned tk = ent & 0xFFFu, l = ent >> 12;
+        if (l == 0 || bit + l > stop)
+            return 0;
+        bit += l;
+        if (tk >= 2 * R && L->form == HF_FORM_PAIRS) { /* two small deltas */
+            if (end - i < 2)
+                return 0;
+            delta[i++] = (int32_t)fl_unzigzag((tk - 2 * R) / HF_PAIR_K);
+            delta[i++] = (int32_t)fl_unzigzag((tk - 2 * R) % HF_PAIR_K);
+            continue;
+        }
+        if (tk >= 2 * R) { /* a run of the run token */
+            uint64_t run = HF_RUN_MAX - (tk - 2 * R);
+            if (run > end - i)
+                return 0;
+            int32_t d = L->run_token == HF_TOK_FILL     ? HF_MARK_FILL
+                        : L->run_token == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
+                                                        : (int32_t)fl_unzigzag(L->run_token - 2);
+            if (d == HF_MARK_FILL && !has_fill)
+                return 0;
+            for (uint64_t k = 0; k < run; k++)
+                delta[i++] = d;
+            continue;
+        }
+        if (L->form == HF_FORM_RUNS && tk == L->run_token)
+            return 0; /* the run token stands only in runs */
+        if (tk == HF_TOK_FILL && !has_fill)
+            return 0;
+        delta[i++] = tk == HF_TOK_FILL     ? HF_MARK_FILL
+                     : tk == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
+                                           : (int32_t)fl_unzigzag(tk - 2);
+    }
+    return bit == stop;
+}
+
+/* Partial sums give a tile's codes from its deltas (the inverse of Lorenzo): along the tile's
+ * raster sequence for order 1, along x and y for order 2, and along z too for order 3.
+ * Wrapping arithmetic keeps damaged input defined. */
+static void partial_sums(int32_t *d, unsigned order, unsigned ez, unsigned ey, unsigned ex)
+{
+    uint32_t *u = (uint32_t *)d;
+    uint64_t plane = (uint64_t)ey * ex, tn = ez * plane;
+    if (order == 1) {
+        for (uint64_t e = 1; e < tn; e++)
+            u[e] += u[e - 1];
+        return;
+    }
+    for (uint64_t r = 0; r < (uint64_t)ez * ey; r++)
+        for (unsigned x = 1; x < ex; x++)
+            u[r * ex + x] += u[r * ex + x - 1];
+    for (unsigned z = 0; z < ez; z++)
+        for (unsigned y = 1; y < ey; y++)
+            for (unsigned x = 0; x < ex; x++)
+                u[z * plane + (uint64_t)y * ex + x] += u[z * plane + (uint64_t)(y - 1) * ex + x];
+    if (order == 3)
+        for (unsigned z = 1; z < ez; z++)
+            for (uint64_t k = 0; k < plane; k++)
+                u[z * plane + k] += u[(z - 1) * plane + k];
+}
+
+static void put_element(void *out, int is_f32, uint64_t i, uint64_t bits)
+{
+    if (is_f32) {
+        uint32_t w = (uint32_t)bits;
+        memcpy((uint8_t *)out + 4 * i, &w, 4);
+    } else {
+        memcpy((uint8_t *)out + 8 * i, &bits, 8);
+    }
+}
+
+static uint64_t value_bits(double v, int is_f32)
+{
+    uint64_t b = 0;
+    if (is_f32) {
+        float f = (float)v;
+        uint32_t w;
+        memcpy(&w, &f, 4);
+        b = w;
+    } else {
+        memcpy(&b, &v, 8);
+    }
+    return b;
+}
+
+/* One decoding; its tasks run over sub-chunks and tiles. */
+typedef struct hf_dec {
+    const hf_geom *g;
+    const fl_quant *Q;
+    const hf_layout *L;
+    const uint16_t *table;
+    const uint8_t *in, *stream;
+    uint64_t *sub_bit;      /* first bit of each sub-chunk */
+    int32_t *delta;
+    void *out;
+    int bad;
+} hf_dec;
+
+static void decode_task(void *ctx, uint64_t s)
+{
+    hf_dec *D = ctx;
+    uint64_t nb = hz_get_u16(D->in + D->L->off_sub + 2 * s);
+    if (!decode_sub(D->g, D->L, D->table, D->stream, D->sub_bit[s], nb, s, D->Q->has_fill,
+                    D->delta))
+        __atomic_store_n(&D->bad, 1, __ATOMIC_RELAXED);
+}
+
+/* First verbatim value at or after position pos (the positions are checked increasing). */
+static uint64_t first_verbatim(const hf_dec *D, uint64_t pos)
+{
+    uint64_t lo = 0, hi = D->L->n_verb;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (hz_get_u32(D->in + D->L->off_verb_pos + 4 * mid) < pos)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Tile t: partial sums, values, then its verbatim values. */
+static void tile_task(void *ctx, uint64_t t)
+{
+    hf_dec *D = ctx;
+    const fl_quant *Q = D->Q;
+    unsigned esize = Q->is_f32 ? 4u : 8u;
+    uint8_t fill[HF_TILE_N];
+    hf_tile T;
+    hf_tile_at(D->g, t, &T);
+    uint64_t tn = (uint64_t)T.ez * T.ey * T.ex;
+    int32_t *d = D->delta + T.start;
+    for (uint64_t e = 0; e < tn; e++) {
+        if (d[e] == HF_MARK_ESCAPE) { /* an escape token without its outlier */
+            __atomic_store_n(&D->bad, 1, __ATOMIC_RELAXED);
+            return;
+        }
+        fill[e] = d[e] == HF_MARK_FILL;
+        if (fill[e])
+            d[e] = 0;
+    }
+    partial_sums(d, D->L->order, T.ez, T.ey, T.ex);
+    for (uint64_t e = 0; e < tn; e++) {
+        uint64_t bits = fill[e] ? Q->fill_bits : value_bits(fl_reconstruct(Q, d[e]), Q->is_f32);
+        put_element(D->out, Q->is_f32, chunk_index(D->g, &T, e), bits);
+    }
+    for (uint64_t v = first_verbatim(D, T.start); v < D->L->n_verb; v++) {
+        uint64_t pos = hz_get_u32(D->in + D->L->off_verb_pos + 4 * v);
+        if (pos >= T.start + tn)
+            break;
+        const uint8_t *b = D->in + D->L->off_verb_val + esize * v;
+        put_element(D->out, Q->is_f32, chunk_index(D->g, &T, pos - T.start),
+                    esize == 4 ? hz_get_u32(b) : hz_get_u64(b));
+    }
+}
+
+h5zgpu_status hf_decode_cpu(const hf_geom *g, fl_quant *Q, const uint8_t *in, uint64_t len,
+                            void *out)
+{
+    const unsigned esize = Q->is_f32 ? 4u : 8u;
+    hf_layout L;
+    uint16_t *table = malloc(sizeof(uint16_t) << HF_MAX_LEN);
+    hf_dec D = {.g = g, .Q = Q, .L = &L, .table = table, .in = in, .out = out};
+    D.delta = malloc(g->n * sizeof *D.delta);
+    D.sub_bit = malloc(g->nsub * sizeof *D.sub_bit);
+    h5zgpu_status st = H5ZGPU_OK;
+    if (!table || !D.delta || !D.sub_bit) {
+        st = hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
+                     (unsigned long long)g->n);
+        goto done;
+    }
+    if ((st = hf_parse(g, esize, in, len, len, &L, table)) != H5ZGPU_OK)
+        goto done;
+    Q->base = L.base;
+    D.stream = in + L.off_stream;
+    uint64_t bit = 0;
+    for (uint64_t s = 0; s < g->nsub; s++) {
+        D.sub_bit[s] = bit;
+        bit += hz_get_u16(in + L.off_sub + 2 * s);
+    }
+    for (uint64_t b = L.off_sub + 2 * g->nsub; b < L.off_stream; b++)
+        if (in[b]) {
+            st = corrupt("sub-chunk table padding is not zero");
+            goto done;
+        }
+    if (hf_pad4((bit + 7) / 8) != L.stream_bytes ||
+        ((bit & 7) && (D.stream[bit >> 3] >> (bit & 7)))) {
+        st = corrupt("stream length disagrees with its sub-chunks");
+        goto done;
+    }
+    for (uint64_t b = (bit + 7) / 8; b < L.stream_bytes; b++)
+        if (D.stream[b]) {
+            st = corrupt("stream padding is not zero");
+            goto done;
+        }
+    for (uint64_t v = 0; v < L.n_verb; v++) {
+        uint64_t pos = hz_get_u32(in + L.off_verb_pos + 4 * v);
+        if (pos >= g->n || (v && pos <= hz_get_u32(in + L.off_verb_pos + 4 * (v - 1)))) {
+            st = corrupt("verbatim positions do not increase within the chunk");
+            goto done;
+        }
+    }
+    hz_parallel_for(g->nsub, decode_task, &D);
+    if (D.bad) {
+        st = corrupt("a sub-chunk's tokens do not match its bit length");
+        goto done;
+    }
+    for (uint64_t k = 0; k < L.n_out; k++) {
+        uint64_t pos = hz_get_u32(in + L.off_out_pos + 4 * k);
+        int32_t d = (int32_t)hz_get_u32(in + L.off_out_delta + 4 * k);
+        if (pos >= g->n || (k && pos <= hz_get_u32(in + L.off_out_pos + 4 * (k - 1))) ||
+            D.delta[pos] != HF_MARK_ESCAPE || d <= HF_MARK_ESCAPE) {
+            st = corrupt("an outlier's position or value is invalid");
+            goto done;
+        }
+        D.delta[pos] = d;
+    }
+    hz_parallel_for(g->ntiles, tile_task, &D);
+    if (D.bad)
+        st = corrupt("an escape token has no outlier");
+done:
+    free(table);
+    free(D.delta);
+    free(D.sub_bit);
+    return st;
+}
