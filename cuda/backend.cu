@@ -22,6 +22,7 @@ extern "C" {
 #define HZC_PAD 64
 /* The look-back's 62-bit offsets and a 1-D grid of tiles bound the chunks a launch takes. */
 #define HZC_MAX_TILES ((uint64_t)INT_MAX)
+#define HF_TABLE_ENTRIES (1u << HF_MAX_LEN)   /* the Huffman decoder table */
 
 typedef struct hzc_buf {
     void *p;
@@ -33,6 +34,7 @@ typedef struct hzc_ws {
     cudaStream_t stream;      /* for calls given no stream; blocking, so it orders with the
                                  legacy default stream as a caller of the NULL stream expects */
     hzc_buf in, tab, pay, fin, status, part;   /* device */
+    hzc_buf tok, rec, sub, plan;               /* device, Huffman codec */
     hzc_buf host;                              /* pinned */
     hzc_scalars *sc;                           /* device */
     hzc_scalars *hsc;                          /* pinned */
@@ -179,6 +181,10 @@ static void ws_destroy(hzc_ws *w)
     buf_free(&w->fin, 0);
     buf_free(&w->status, 0);
     buf_free(&w->part, 0);
+    buf_free(&w->tok, 0);
+    buf_free(&w->rec, 0);
+    buf_free(&w->sub, 0);
+    buf_free(&w->plan, 0);
     buf_free(&w->host, 1);
     if (w->sc) {
         cudaFree(w->sc);
@@ -281,6 +287,10 @@ static void call_end(hzc_call *c, h5zgpu_status st)
         buf_free(&c->ws->pay, 0);
         buf_free(&c->ws->fin, 0);
         buf_free(&c->ws->status, 0);
+        buf_free(&c->ws->tok, 0);
+        buf_free(&c->ws->rec, 0);
+        buf_free(&c->ws->sub, 0);
+        buf_free(&c->ws->plan, 0);
     }
     if (c->ws)
         ws_release(c->ws);
@@ -326,6 +336,27 @@ static h5zgpu_status check_tiles(const fl_geom *g)
     return H5ZGPU_OK;
 }
 
+/* The statistics pass on the device, then the quantiser on the host from its results. */
+static h5zgpu_status quant_on_device(hzc_call *c, const void *d_in, uint64_t n, h5zgpu_mode mode,
+                                     double eb, int is_f32, int has_fill, uint64_t fill_bits,
+                                     fl_quant *Q)
+{
+    h5zgpu_status st = H5ZGPU_OK;
+    hzc_ws *w = c->ws;
+    CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c->s), "reset of the counters");
+    CK(hzc_launch_stats(d_in, n, is_f32, mode == H5ZGPU_MODE_PWREL, has_fill, fill_bits,
+                        (hzc_minmax *)w->part.p, w->sc, w->sms, c->s),
+       "launch of the statistics kernel");
+    if ((st = sync_scalars(c)) != H5ZGPU_OK)
+        goto done;
+    fl_quant_init(Q, mode, eb, is_f32, w->hsc->any, w->hsc->lo, w->hsc->hi);
+    /* a chunk without fill elements is coded as if it had no fill value (FORMAT.md) */
+    Q->has_fill = has_fill && w->hsc->fill_seen;
+    Q->fill_bits = fill_bits;
+done:
+    return st;
+}
+
 extern "C" h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, double eb,
                                           int is_f32, int has_fill, uint64_t fill_bits,
                                           const void *in, int in_dev, uint8_t *out, int out_dev,
@@ -347,19 +378,10 @@ extern "C" h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, do
         goto done;
     hzc_ws *w;
     w = c.ws;
-    if ((st = stage_in(&c, in, in_dev, raw, &d_in)) != H5ZGPU_OK)
+    if ((st = stage_in(&c, in, in_dev, raw, &d_in)) != H5ZGPU_OK ||
+        (st = quant_on_device(&c, d_in, n, mode, eb, is_f32, has_fill, fill_bits, &Q)) !=
+            H5ZGPU_OK)
         goto done;
-
-    CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c.s), "reset of the counters");
-    CK(hzc_launch_stats(d_in, n, is_f32, mode == H5ZGPU_MODE_PWREL, has_fill, fill_bits,
-                        (hzc_minmax *)w->part.p, w->sc, w->sms, c.s),
-       "launch of the statistics kernel");
-    if ((st = sync_scalars(&c)) != H5ZGPU_OK)
-        goto done;
-    fl_quant_init(&Q, mode, eb, is_f32, w->hsc->any, w->hsc->lo, w->hsc->hi);
-    /* a chunk without fill elements is coded as if it had no fill value (FORMAT.md) */
-    Q.has_fill = has_fill && w->hsc->fill_seen;
-    Q.fill_bits = fill_bits;
     *held_fill = Q.has_fill;
     if (Q.has_fill)
         out += fill_shift;
@@ -464,6 +486,185 @@ extern "C" h5zgpu_status hzc_fixed_decode(const fl_geom *g, h5zgpu_mode mode, do
     *sum = w->hsc->sum;
 done:
     call_end(&c, st);
+    return st;
+}
+
+/* Rounds a byte count up to whole 8-byte words, to lay arrays one after another. */
+static uint64_t words8(uint64_t n)
+{
+    return (n + 7) & ~(uint64_t)7;
+}
+
+/* Copies the n bytes the device produced at src to out (device or host). */
+static h5zgpu_status deliver(hzc_call *c, void *out, int out_dev, const void *src, uint64_t n,
+                             const char *what)
+{
+    h5zgpu_status st = H5ZGPU_OK;
+    hzc_ws *w = c->ws;
+    if (out_dev) {
+        CK(cudaMemcpyAsync(out, src, n, cudaMemcpyDeviceToDevice, c->s), what);
+        CK(cudaStreamSynchronize(c->s), what);
+    } else {
+        if ((st = buf_need(&w->host, n, 1)) != H5ZGPU_OK)
+            goto done;
+        CK(cudaMemcpyAsync(w->host.p, src, n, cudaMemcpyDeviceToHost, c->s), what);
+        CK(cudaStreamSynchronize(c->s), what);
+        memcpy(out, w->host.p, n);
+    }
+done:
+    return st;
+}
+
+/* The payload is assembled in the workspace and copied out only when it fits cap, so a payload
+ * that does not fit leaves out as it was (auto on the device keeps the fixed-length one). */
+extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, double eb,
+                                         int is_f32, unsigned radius, int has_fill,
+                                         uint64_t fill_bits, const void *in, int in_dev,
+                                         uint8_t *out, int out_dev, uint64_t fill_shift,
+                                         uint64_t cap, uint64_t *len, double *eb_abs,
+                                         uint32_t *sum, int *held_fill, int device, void *stream)
+{
+    hzc_call c;
+    fl_quant Q;
+    const void *d_in;
+    hzc_huff_bufs b;
+    const unsigned esize = is_f32 ? 4u : 8u;
+    uint64_t rec_bytes, sub_bytes;
+    h5zgpu_status st;
+    *held_fill = 0;
+    if ((st = call_begin(&c, device, stream)) != H5ZGPU_OK)
+        goto done;
+    hzc_ws *w;
+    w = c.ws;
+    if ((st = stage_in(&c, in, in_dev, g->n * esize, &d_in)) != H5ZGPU_OK ||
+        (st = quant_on_device(&c, d_in, g->n, mode, eb, is_f32, has_fill, fill_bits, &Q)) !=
+            H5ZGPU_OK)
+        goto done;
+    *held_fill = Q.has_fill;
+    if (Q.has_fill)
+        out += fill_shift;
+
+    /* outliers and verbatim values beyond what cap could hold are not kept */
+    b.kmax_out = cap / 8;
+    b.kmax_verb = cap / (4 + esize);
+    rec_bytes = words8(8 * b.kmax_out) + words8(4 * b.kmax_verb) + 8 * b.kmax_verb;
+    sub_bytes = words8(4 * g->nsub) + 8 * (g->nsub + 1);
+    if ((st = buf_need(&w->tok, 2 * (g->n + 8), 0)) != H5ZGPU_OK ||
+        (st = buf_need(&w->rec, rec_bytes, 0)) != H5ZGPU_OK ||
+        (st = buf_need(&w->sub, sub_bytes, 0)) != H5ZGPU_OK ||
+        (st = buf_need(&w->plan, sizeof(hzc_huff_plan), 0)) != H5ZGPU_OK ||
+        (st = buf_need(&w->status, 2 * g->ntiles * sizeof(unsigned long long), 0)) !=
+            H5ZGPU_OK ||
+        (st = buf_need(&w->fin, cap, 0)) != H5ZGPU_OK)
+        goto done;
+    b.tok = (uint16_t *)w->tok.p;
+    b.verb_bits = (uint64_t *)w->rec.p;
+    b.out_pos = (uint32_t *)((uint8_t *)w->rec.p + 8 * b.kmax_verb);
+    b.out_delta = (int32_t *)(b.out_pos + b.kmax_out);
+    b.verb_pos = (uint32_t *)((uint8_t *)b.out_pos + words8(8 * b.kmax_out));
+    b.subbits = (uint32_t *)w->sub.p;
+    b.suboff = (uint64_t *)((uint8_t *)w->sub.p + words8(4 * g->nsub));
+    b.status = (unsigned long long *)w->status.p;
+    b.plan = (hzc_huff_plan *)w->plan.p;
+    b.dst = (uint8_t *)w->fin.p;
+    b.cap = cap;
+    CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c.s), "reset of the counters");
+    CK(hzc_huff_launch_encode(g, &Q, radius, d_in, &b, w->sc, w->sms, c.s),
+       "launch of the Huffman compression kernels");
+    if ((st = sync_scalars(&c)) != H5ZGPU_OK)
+        goto done;
+    *len = w->hsc->bytes_total;
+    if (*len > cap) {
+        st = hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL, "Huffman payload of %llu bytes exceeds %llu",
+                     (unsigned long long)*len, (unsigned long long)cap);
+        goto done;
+    }
+    if ((st = deliver(&c, out, out_dev, b.dst, *len, "download of the payload")) != H5ZGPU_OK)
+        goto done;
+    *eb_abs = Q.eb;
+    *sum = w->hsc->sum;
+done:
+    call_end(&c, st);
+    return st;
+}
+
+extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, h5zgpu_mode mode, double eb_abs,
+                                         int is_f32, int has_fill, uint64_t fill_bits,
+                                         const uint8_t *in, int in_dev, uint64_t len, void *out,
+                                         int out_dev, uint32_t *sum, int device, void *stream)
+{
+    hzc_call c;
+    fl_quant Q;
+    hf_layout L;
+    const void *d_in;
+    void *d_out;
+    uint8_t head[HF_HEAD_MAX];
+    const unsigned esize = is_f32 ? 4u : 8u;
+    const uint64_t raw = g->n * esize, nhead = len < HF_HEAD_MAX ? len : HF_HEAD_MAX;
+    uint16_t *table = (uint16_t *)malloc(sizeof(uint16_t) * HF_TABLE_ENTRIES);
+    h5zgpu_status st;
+    if (!table)
+        return hz_fail(H5ZGPU_E_NOMEM, "no host memory for the Huffman decoder table");
+    /* as the CPU decoder: the bound from the header, the base from the payload */
+    fl_quant_init(&Q, mode == H5ZGPU_MODE_PWREL ? H5ZGPU_MODE_PWREL : H5ZGPU_MODE_ABS, eb_abs,
+                  is_f32, 0, 0, 0);
+    Q.has_fill = has_fill;
+    Q.fill_bits = fill_bits;
+    if ((st = call_begin(&c, device, stream)) != H5ZGPU_OK)
+        goto done;
+    hzc_ws *w;
+    w = c.ws;
+    if (in_dev) {
+        CK(cudaMemcpyAsync(head, in, nhead, cudaMemcpyDeviceToHost, c.s),
+           "download of the payload's head");
+        CK(cudaStreamSynchronize(c.s), "download of the payload's head");
+    } else {
+        memcpy(head, in, nhead);
+    }
+    if ((st = hf_parse(g, esize, head, nhead, len, &L, table)) != H5ZGPU_OK)
+        goto done;
+    Q.base = L.base;
+    /* the kernels read the stream a 32-bit word at a time */
+    if (in_dev && ((uintptr_t)in & 3u)) {
+        if ((st = buf_need(&w->in, len, 0)) != H5ZGPU_OK)
+            goto done;
+        CK(cudaMemcpyAsync(w->in.p, in, len, cudaMemcpyDeviceToDevice, c.s),
+           "alignment of the payload");
+        d_in = w->in.p;
+    } else if ((st = stage_in(&c, in, in_dev, len, &d_in)) != H5ZGPU_OK) {
+        goto done;
+    }
+    if ((st = buf_need(&w->tok, 4 * g->n, 0)) != H5ZGPU_OK ||
+        (st = buf_need(&w->sub, 8 * (g->nsub + 1), 0)) != H5ZGPU_OK ||
+        (st = buf_need(&w->plan, sizeof(uint16_t) * HF_TABLE_ENTRIES, 0)) != H5ZGPU_OK)
+        goto done;
+    if (!out_dev && (st = buf_need(&w->fin, raw, 0)) != H5ZGPU_OK)
+        goto done;
+    d_out = out_dev ? out : w->fin.p;
+    /* from pageable memory: the copy has read table when the call returns */
+    CK(cudaMemcpyAsync(w->plan.p, table, sizeof(uint16_t) * HF_TABLE_ENTRIES,
+                       cudaMemcpyHostToDevice, c.s),
+       "upload of the decoder table");
+    CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c.s), "reset of the counters");
+    CK(hzc_launch_sum((const uint8_t *)d_in, len, 0, w->sc, w->sms, c.s),
+       "launch of the checksum kernel");
+    CK(hzc_huff_launch_decode(g, &Q, &L, (const uint8_t *)d_in, len,
+                              (const uint16_t *)w->plan.p, (int32_t *)w->tok.p,
+                              (uint64_t *)w->sub.p, d_out, w->sc, w->sms, c.s),
+       "launch of the Huffman decompression kernels");
+    if ((st = sync_scalars(&c)) != H5ZGPU_OK)
+        goto done;
+    if (w->hsc->corrupt) {
+        st = hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed (a code, length or "
+                                       "position is invalid): the chunk is damaged");
+        goto done;
+    }
+    if (!out_dev && (st = deliver(&c, out, 0, d_out, raw, "download of the values")) != H5ZGPU_OK)
+        goto done;
+    *sum = w->hsc->sum;
+done:
+    call_end(&c, st);
+    free(table);
     return st;
 }
 

@@ -7,8 +7,10 @@
 #include <stdint.h>
 
 #include "fixed_common.h"
+#include "huff_common.h"
 extern "C" {
 #include "fixed.h"
+#include "huff.h"
 }
 
 /* 256 threads a CTA: 8 warps of 4 blocks each cover one tile of FL_TILE blocks. */
@@ -61,5 +63,65 @@ cudaError_t hzc_launch_assemble(const uint8_t *tab, const uint8_t *pay, uint8_t 
 cudaError_t hzc_launch_decode(const fl_geom *g, const fl_quant *Q, const uint8_t *in,
                               uint64_t len, void *out, unsigned long long *status,
                               hzc_scalars *sc, cudaStream_t s);
+
+/* ---- Huffman codec (huff_kernels.cu) ---- */
+
+/* The codebook of one form, built beside the others; hf_choose_kernel keeps the smallest. */
+typedef struct hzc_huff_cand {
+    unsigned long long size, bits;
+    unsigned m0, m1;
+    uint16_t code[HF_MAX_SYMS];
+    uint8_t len[HF_MAX_SYMS];
+} hzc_huff_cand;
+
+/* Device state of one Huffman encoding, zeroed by its launcher: what the passes count and the
+ * codebook hf_book_kernel and hf_choose_kernel choose. */
+typedef struct hzc_huff_plan {
+    unsigned long long ticket;             /* next tile of the token kernel's look-back */
+    unsigned long long cost[4];            /* per Lorenzo order, as huff_cpu.c's E.cost */
+    unsigned long long n_out, n_verb;
+    unsigned long long size;               /* payload bytes under the chosen form */
+    unsigned long long bits;               /* stream bits under the chosen form */
+    unsigned form, rs, m0, m1, too_small;
+    unsigned may[3];                       /* form f may win (huff_cpu.c's may[]) */
+    unsigned hist[HF_MAX_SYMS];            /* form 0 token counts */
+    unsigned hist_alt[2][HF_MAX_SYMS];     /* form 1 and form 2 token counts */
+    hzc_huff_cand book[3];                 /* each form's codebook */
+    uint16_t code[HF_MAX_SYMS];
+    uint8_t len[HF_MAX_SYMS];
+} hzc_huff_plan;
+
+/* Device buffers of one Huffman encoding. Outliers and verbatim values past kmax_* are not
+ * stored: the payload then exceeds cap anyway. */
+typedef struct hzc_huff_bufs {
+    uint16_t *tok;                  /* n tokens, tile-major, readable up to 8 past n */
+    uint32_t *out_pos;
+    int32_t *out_delta;
+    uint64_t kmax_out;
+    uint32_t *verb_pos;
+    uint64_t *verb_bits;
+    uint64_t kmax_verb;
+    uint32_t *subbits;              /* stream bits of each sub-chunk */
+    uint64_t *suboff;               /* their exclusive prefix */
+    unsigned long long *status;     /* 2 ntiles look-back words */
+    hzc_huff_plan *plan;
+    uint8_t *dst;                   /* 4-aligned, cap bytes */
+    uint64_t cap;
+} hzc_huff_bufs;
+
+/* Encodes the payload into b->dst; sc->bytes_total receives its size (above cap: nothing was
+ * written) and sc->sum, which the caller zeroes, its checksum sum. */
+cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned radius,
+                                   const void *in, const hzc_huff_bufs *b, hzc_scalars *sc,
+                                   int sms, cudaStream_t s);
+
+/* Decodes a payload of len bytes at the 4-aligned in, whose parts hf_parse located in L, with
+ * the decoder table it built (table, device, 16-byte aligned). delta holds n int32 and is
+ * 16-byte aligned; suboff holds nsub + 1 offsets. Any inconsistency sets sc->corrupt (zeroed by
+ * the caller). */
+cudaError_t hzc_huff_launch_decode(const hf_geom *g, const fl_quant *Q, const hf_layout *L,
+                                   const uint8_t *in, uint64_t len, const uint16_t *table,
+                                   int32_t *delta, uint64_t *suboff, void *out, hzc_scalars *sc,
+                                   int sms, cudaStream_t s);
 
 #endif

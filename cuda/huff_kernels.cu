@@ -1,0 +1,1225 @@
+/* Huffman codec kernels (codec 2): the steps of huff_cpu.c on the GPU, every value from the
+ * same inline functions (huff_common.h), so the payload matches hf_encode_cpu byte for byte.
+ * Encoding: the Lorenzo orders' costs, then tokens with a per-tile histogram and the ordered
+ * outlier and verbatim lists (decoupled look-back), the three forms' codebooks a CTA each, side
+ * by side, the bit stream a thread per sub-chunk. Decoding: deltas a thread per sub-chunk, the
+ * outliers, then partial sums a CTA per tile in shared memory. */
+#include "kernels.h"
+#include "lookback.cuh"
+
+#define FULL 0xffffffffu
+#define HF_THREADS 256                     /* tile kernels: a CTA a tile */
+#define HF_WARPS (HF_THREADS / 32)
+#define HF_SEG (HF_TILE_N / HF_WARPS)      /* a warp's share of a tile in the ordered passes */
+#define HF_BATCH 4                         /* loads a thread issues before using them */
+#define HF_SUB_THREADS 128                 /* sub-chunk kernels: a thread a sub-chunk */
+#define HF_ONE_THREADS 1024                /* a CTA a task: codebooks, choice, offsets */
+#define HF_TABLE (1u << HF_MAX_LEN)
+#define HF_KIND_CODED 0u
+#define HF_KIND_FILL 1u
+#define HF_KIND_VERBATIM 2u
+/* decoded deltas of fill and escape tokens, as huff_cpu.c marks them */
+#define HF_MARK_FILL INT32_MIN
+#define HF_MARK_ESCAPE (INT32_MIN + 1)
+
+/* Tiles and the codebook live in dynamic shared memory (above the 48 KiB static limit). */
+#define HF_SMEM_COST (HF_TILE_N * 4u)
+#define HF_SMEM_TOKEN (HF_TILE_N * 5u + 2u * HF_RADIUS_MAX * 4u)
+#define HF_SMEM_DTILE (HF_TILE_N * 4u)
+#define HF_SMEM_BOOK (HF_MAX_SYMS * (8u + 8u + 8u + 8u + 4u + 2u + 2u + 1u + 2u))
+#define HF_SMEM_TABLE (HF_TABLE * 2u)      /* the decoder table (hf_table_entry) */
+
+extern __shared__ __align__(16) unsigned char hf_smem[];
+
+__device__ __forceinline__ uint64_t hf_bits(float v)
+{
+    return __float_as_uint(v);
+}
+
+__device__ __forceinline__ uint64_t hf_bits(double v)
+{
+    return (uint64_t)__double_as_longlong(v);
+}
+
+/* fl_bitlen, in one instruction */
+__device__ __forceinline__ unsigned hf_bitlen(uint64_t v)
+{
+    return 64u - (unsigned)__clzll((long long)v);
+}
+
+__device__ __forceinline__ unsigned hf_lanemask_lt()
+{
+    return (1u << (threadIdx.x & 31u)) - 1u;
+}
+
+template <typename V>
+__device__ __forceinline__ V hf_warp_incl(V v)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    for (unsigned d = 1; d < 32; d <<= 1) {
+        V u = __shfl_up_sync(FULL, v, d);
+        if (lane >= d)
+            v += u;
+    }
+    return v;
+}
+
+__device__ __forceinline__ unsigned long long hf_warp_sum(unsigned long long v)
+{
+    for (int d = 16; d > 0; d >>= 1)
+        v += __shfl_xor_sync(FULL, v, d);
+    return v;
+}
+
+/* Exclusive prefix of v over the CTA (all its threads call it) and the CTA's total. */
+__device__ uint64_t hf_block_excl(uint64_t v, uint64_t *total)
+{
+    __shared__ uint64_t w_s[32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const uint64_t inc = hf_warp_incl(v);
+    if (lane == 31)
+        w_s[warp] = inc;
+    __syncthreads();
+    if (warp == 0) {
+        uint64_t x = hf_warp_incl(lane < nw ? w_s[lane] : (uint64_t)0);
+        if (lane < nw)
+            w_s[lane] = x;
+    }
+    __syncthreads();
+    const uint64_t r = (warp ? w_s[warp - 1] : 0) + inc - v;
+    *total = w_s[nw - 1];
+    __syncthreads();
+    return r;
+}
+
+__device__ __forceinline__ void hf_coords(const hf_tile &tl, unsigned e, unsigned *z, unsigned *y,
+                                          unsigned *x)
+{
+    const unsigned plane = tl.ey * tl.ex;
+    if (((tl.ex & (tl.ex - 1u)) | (plane & (plane - 1u))) == 0) {
+        /* full tiles have power-of-two rows and planes: shifts instead of two divisions */
+        *z = e >> (__ffs(plane) - 1);
+        *y = (e & (plane - 1u)) >> (__ffs(tl.ex) - 1);
+        *x = e & (tl.ex - 1u);
+        return;
+    }
+    *z = e / plane;
+    const unsigned r = e - *z * plane;
+    *y = r / tl.ex;
+    *x = r - *y * tl.ex;
+}
+
+__device__ __forceinline__ uint64_t hf_index(const hf_geom &g, const hf_tile &tl, unsigned z,
+                                             unsigned y, unsigned x)
+{
+    return ((tl.z0 + z) * g.ny + tl.y0 + y) * g.nx + tl.x0 + x;
+}
+
+__device__ __forceinline__ unsigned hf_tile_n(const hf_tile &tl)
+{
+    return tl.ez * tl.ey * tl.ex;
+}
+
+/* huff_cpu.c's choice: the cheapest order, ties to the higher. */
+__device__ __forceinline__ unsigned hf_order(const unsigned long long *cost, unsigned dim)
+{
+    unsigned order = dim;
+    for (unsigned o = dim - 1; o >= 1; o--)
+        if (cost[o] < cost[order])
+            order = o;
+    return order;
+}
+
+/* huff_cpu.c's payload_size */
+__device__ __forceinline__ uint64_t hf_size(const hf_geom &g, unsigned esize, unsigned m0,
+                                            unsigned m1, uint64_t bits, uint64_t n_out,
+                                            uint64_t n_verb)
+{
+    return HF_OFF_CODEBOOK + hf_pad4(hf_codebook_size(m0, m1)) + hf_pad4(2 * g.nsub) +
+           hf_pad4((bits + 7) / 8) + 8 * n_out + (4 + esize) * n_verb;
+}
+
+/* ---- encoder ------------------------------------------------------------------------------ */
+
+struct hf_enc_args {
+    hf_geom g;
+    fl_quant Q;
+    unsigned R;
+    const void *in;
+    hzc_huff_bufs b;
+    hzc_scalars *sc;
+};
+
+/* quantise_tile of huff_cpu.c: codes p (0 when not coded) and kinds of a tile's elements. */
+template <typename T>
+__device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *in,
+                                 const hf_tile &tl, int32_t *p_s, uint8_t *kind_s)
+{
+    const unsigned tn = hf_tile_n(tl);
+    for (unsigned e0 = threadIdx.x; e0 < tn; e0 += HF_THREADS * HF_BATCH) {
+        T v[HF_BATCH];
+#pragma unroll
+        for (unsigned k = 0; k < HF_BATCH; k++) {
+            const unsigned e = e0 + k * HF_THREADS;
+            unsigned z, y, x;
+            v[k] = 0;
+            if (e < tn) {
+                hf_coords(tl, e, &z, &y, &x);
+                v[k] = in[hf_index(g, tl, z, y, x)];
+            }
+        }
+#pragma unroll
+        for (unsigned k = 0; k < HF_BATCH; k++) {
+            const unsigned e = e0 + k * HF_THREADS;
+            if (e >= tn)
+                break;
+            int64_t q;
+            int32_t p = 0;
+            unsigned kind = HF_KIND_VERBATIM;
+            if (fl_is_fill(&Q, hf_bits(v[k]))) {
+                kind = HF_KIND_FILL;
+            } else if (fl_quantize(&Q, (double)v[k], &q) && q <= HF_PMAX && q >= -HF_PMAX) {
+                kind = HF_KIND_CODED;
+                p = (int32_t)q;
+            }
+            p_s[e] = p;
+            if (kind_s)
+                kind_s[e] = (uint8_t)kind;
+        }
+    }
+}
+
+/* The cost of each Lorenzo order (integer sums, so any order of addition gives the CPU's). */
+template <typename T, int DIM>
+__global__ void __launch_bounds__(HF_THREADS) hf_cost_kernel(const hf_enc_args a)
+{
+    int32_t *p_s = (int32_t *)hf_smem;
+    __shared__ unsigned long long c_s[HF_WARPS][DIM];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    hf_tile tl;
+    hf_tile_at(&a.g, blockIdx.x, &tl);
+    hf_quantise_tile<T>(a.g, a.Q, (const T *)a.in, tl, p_s, NULL);
+    __syncthreads();
+    const unsigned tn = hf_tile_n(tl);
+    unsigned long long c[DIM];
+    for (int o = 0; o < DIM; o++)
+        c[o] = 0;
+    for (unsigned e = threadIdx.x; e < tn; e += HF_THREADS) {
+        unsigned z, y, x;
+        hf_coords(tl, e, &z, &y, &x);
+        for (int o = 0; o < DIM; o++)
+            c[o] += hf_bitlen(fl_zigzag(hf_lorenzo(p_s, o + 1, tl.ey, tl.ex, z, y, x, e)));
+    }
+    for (int o = 0; o < DIM; o++) {
+        unsigned long long v = hf_warp_sum(c[o]);
+        if (lane == 0)
+            c_s[warp][o] = v;
+    }
+    __syncthreads();
+    if (threadIdx.x < DIM) {
+        unsigned long long v = 0;
+        for (unsigned w = 0; w < HF_WARPS; w++)
+            v += c_s[w][threadIdx.x];
+        atomicAdd(&a.b.plan->cost[threadIdx.x + 1], v);
+    }
+}
+
+/* Token of element e of a tile under `order` (tokenise_tile of huff_cpu.c), and its delta. */
+__device__ __forceinline__ unsigned hf_token_at(const int32_t *p_s, const uint8_t *kind_s,
+                                                unsigned order, unsigned R, const hf_tile &tl,
+                                                unsigned e, int64_t *d)
+{
+    unsigned z, y, x;
+    hf_coords(tl, e, &z, &y, &x);
+    *d = hf_lorenzo(p_s, order, tl.ey, tl.ex, z, y, x, e);
+    return kind_s[e] == HF_KIND_FILL && *d == 0 ? HF_TOK_FILL : hf_delta_token(*d, R);
+}
+
+/* Tokens, the histogram, and the outliers and verbatim values in position order: each warp
+ * takes a contiguous share of the tile, so ranks follow from ballots and the tile's offsets
+ * from the look-back over tiles taken in ticket order. */
+template <typename T>
+__global__ void __launch_bounds__(HF_THREADS) hf_token_kernel(const hf_enc_args a)
+{
+    int32_t *p_s = (int32_t *)hf_smem;
+    uint8_t *kind_s = (uint8_t *)(p_s + HF_TILE_N);
+    unsigned *hist_s = (unsigned *)(kind_s + HF_TILE_N);
+    __shared__ unsigned long long tile_s, base_s[2];
+    __shared__ unsigned wofs_s[HF_WARPS][2];
+    hzc_huff_plan *P = a.b.plan;
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, R = a.R, nsym = 2 * R;
+    if (threadIdx.x == 0)
+        tile_s = atomicAdd(&P->ticket, 1ull);
+    for (unsigned s = threadIdx.x; s < nsym; s += HF_THREADS)
+        hist_s[s] = 0;
+    __syncthreads();
+    const uint64_t t = tile_s;
+    hf_tile tl;
+    hf_tile_at(&a.g, t, &tl);
+    const unsigned tn = hf_tile_n(tl), order = hf_order(P->cost, a.g.dim);
+    const T *in = (const T *)a.in;
+    hf_quantise_tile<T>(a.g, a.Q, in, tl, p_s, kind_s);
+    __syncthreads();
+
+    const unsigned e_beg = warp * HF_SEG, e_end = min(tn, e_beg + HF_SEG);
+    unsigned n_out = 0, n_verb = 0;
+    for (unsigned b = e_beg; b < e_end; b += 32) {
+        const unsigned e = b + lane;
+        unsigned tk = 0xFFFFFFFFu;
+        bool is_out = false, is_verb = false;
+        if (e < e_end) {
+            int64_t d;
+            tk = hf_token_at(p_s, kind_s, order, R, tl, e, &d);
+            is_out = tk == HF_TOK_ESCAPE;
+            is_verb = kind_s[e] != HF_KIND_CODED && tk != HF_TOK_FILL;
+            a.b.tok[tl.start + e] = (uint16_t)tk;
+        }
+        n_out += __popc(__ballot_sync(FULL, is_out));
+        n_verb += __popc(__ballot_sync(FULL, is_verb));
+        /* one shared atomic per distinct token of the warp: smooth fields are mostly one */
+        const unsigned peers = __match_any_sync(FULL, tk);
+        if (e < e_end && lane == (unsigned)__ffs(peers) - 1u)
+            atomicAdd(&hist_s[tk], (unsigned)__popc(peers));
+    }
+    if (lane == 0) {
+        wofs_s[warp][0] = n_out;
+        wofs_s[warp][1] = n_verb;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const unsigned o = lane < HF_WARPS ? wofs_s[lane][0] : 0u;
+        const unsigned v = lane < HF_WARPS ? wofs_s[lane][1] : 0u;
+        const unsigned io = hf_warp_incl(o), iv = hf_warp_incl(v);
+        if (lane < HF_WARPS) {
+            wofs_s[lane][0] = io - o;
+            wofs_s[lane][1] = iv - v;
+        }
+        uint64_t agg[2] = {__shfl_sync(FULL, io, 31), __shfl_sync(FULL, iv, 31)}, excl[2];
+        unsigned long long *status[2] = {a.b.status, a.b.status + a.g.ntiles};
+        lb_exclusive<2>(status, t, agg, excl);
+        if (lane == 0) {
+            base_s[0] = excl[0];
+            base_s[1] = excl[1];
+            if (t == a.g.ntiles - 1) {
+                P->n_out = excl[0] + agg[0];
+                P->n_verb = excl[1] + agg[1];
+            }
+        }
+    }
+    __syncthreads();
+    for (unsigned s = threadIdx.x; s < nsym; s += HF_THREADS)
+        if (hist_s[s])
+            atomicAdd(&P->hist[s], hist_s[s]);
+    if (!(n_out | n_verb))   /* warp-uniform; rare: outliers and verbatim values */
+        return;
+    uint64_t ko = base_s[0] + wofs_s[warp][0], kv = base_s[1] + wofs_s[warp][1];
+    for (unsigned b = e_beg; b < e_end; b += 32) {
+        const unsigned e = b + lane;
+        bool is_out = false, is_verb = false;
+        int64_t d = 0;
+        if (e < e_end) {
+            const unsigned tk = hf_token_at(p_s, kind_s, order, R, tl, e, &d);
+            is_out = tk == HF_TOK_ESCAPE;
+            is_verb = kind_s[e] != HF_KIND_CODED && tk != HF_TOK_FILL;
+        }
+        const unsigned bo = __ballot_sync(FULL, is_out), bv = __ballot_sync(FULL, is_verb);
+        if (is_out) {
+            const uint64_t k = ko + __popc(bo & hf_lanemask_lt());
+            if (k < a.b.kmax_out) {
+                a.b.out_pos[k] = (uint32_t)(tl.start + e);
+                a.b.out_delta[k] = (int32_t)d;
+            }
+        }
+        if (is_verb) {
+            const uint64_t k = kv + __popc(bv & hf_lanemask_lt());
+            if (k < a.b.kmax_verb) {
+                unsigned z, y, x;
+                hf_coords(tl, e, &z, &y, &x);
+                a.b.verb_pos[k] = (uint32_t)(tl.start + e);
+                a.b.verb_bits[k] = hf_bits(in[hf_index(a.g, tl, z, y, x)]);
+            }
+        }
+        ko += __popc(bo);
+        kv += __popc(bv);
+    }
+}
+
+/* Form 0's commonest token (huff_cpu.c's rs, ties to the lowest: the largest key) and which of
+ * forms 1 and 2 may win: all that the forms' token counts need, known before any codebook. */
+__global__ void __launch_bounds__(HF_ONE_THREADS) hf_may_kernel(const hf_enc_args a)
+{
+    hzc_huff_plan *P = a.b.plan;
+    __shared__ unsigned long long best_s, small_s;
+    const unsigned R = a.R;
+    if (threadIdx.x == 0) {
+        best_s = 0;
+        small_s = 0;
+    }
+    __syncthreads();
+    unsigned long long best = 0, small = 0;
+    for (unsigned s = threadIdx.x; s < 2 * R; s += blockDim.x) {
+        const unsigned h = P->hist[s];
+        if (h)
+            best = max(best, (unsigned long long)h << 32 | (0xFFFFFFFFu - s));
+        if (s >= 2 && s < 2 + HF_PAIR_K)
+            small += h;
+    }
+    for (int d = 16; d > 0; d >>= 1)
+        best = max(best, __shfl_xor_sync(FULL, best, d));
+    small = hf_warp_sum(small);
+    if ((threadIdx.x & 31u) == 0) {
+        atomicMax(&best_s, best);   /* a CAS loop: once a warp */
+        atomicAdd(&small_s, small);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned rs = 0xFFFFFFFFu - (unsigned)(best_s & 0xFFFFFFFFu);
+        P->rs = rs;
+        P->may[HF_FORM_RUNS] = 2 * (uint64_t)P->hist[rs] >= a.g.n;
+        P->may[HF_FORM_PAIRS] = R >= HF_PAIR_MIN_RADIUS && 2 * small_s >= a.g.n;
+    }
+}
+
+/* build_book of huff_cpu.c for form 0 (nsym = 2R) or forms 1 and 2 (2R + 256), a CTA a form
+ * (blockIdx.x), all three side by side: ranks by (count, token) in parallel, the two-queue
+ * construction on one thread, then hf_canonical's codes by one warp. Each form's codebook is a
+ * candidate for hf_choose_kernel. */
+__global__ void __launch_bounds__(HF_ONE_THREADS) hf_book_kernel(const hf_enc_args a)
+{
+    hzc_huff_plan *P = a.b.plan;
+    const unsigned form = blockIdx.x;
+    if (form != HF_FORM_CODES && !P->may[form])
+        return;
+    uint64_t *w_s = (uint64_t *)hf_smem;
+    uint64_t *nw_s = w_s + HF_MAX_SYMS;
+    uint64_t *key_s = nw_s + HF_MAX_SYMS;   /* count << 32 | token of the k tokens in use */
+    uint32_t *par_s = (uint32_t *)(key_s + HF_MAX_SYMS);         /* 2 HF_MAX_SYMS */
+    uint32_t *h_s = par_s + 2 * HF_MAX_SYMS;
+    uint16_t *order_s = (uint16_t *)(h_s + HF_MAX_SYMS);
+    uint16_t *code_s = order_s + HF_MAX_SYMS;
+    uint8_t *len_s = (uint8_t *)(code_s + HF_MAX_SYMS);
+    uint8_t *depth_s = len_s + HF_MAX_SYMS;                     /* 2 HF_MAX_SYMS */
+    __shared__ unsigned k_s, m_s, m0_s, next_s[HF_MAX_LEN + 1];
+    __shared__ unsigned long long bits_s;
+    const unsigned R = a.R, nsym = 2 * R + (form == HF_FORM_CODES ? 0u : HF_RUN_MAX);
+    const unsigned *hist = form == HF_FORM_CODES ? P->hist : P->hist_alt[form - 1];
+    if (threadIdx.x == 0) {
+        k_s = 0;
+        m_s = 0;
+        m0_s = 0;
+        bits_s = 0;
+    }
+    if (threadIdx.x <= HF_MAX_LEN)
+        next_s[threadIdx.x] = 0;
+    __syncthreads();
+    for (unsigned s = threadIdx.x; s < nsym; s += blockDim.x) {
+        const unsigned h = hist[s];
+        h_s[s] = h;
+        len_s[s] = 0;
+        if (h) {
+            key_s[atomicAdd(&k_s, 1u)] = (uint64_t)h << 32 | s;
+            atomicMax(&m_s, s + 1);
+        }
+    }
+    __syncthreads();
+    const unsigned k = k_s, m = m_s;
+    /* the keys are distinct and order as (count, token): a rank is the number of smaller keys */
+    for (unsigned i = threadIdx.x; i < k; i += blockDim.x) {
+        const uint64_t key = key_s[i];
+        unsigned rank = 0;
+#pragma unroll 8
+        for (unsigned j = 0; j < k; j++)
+            rank += key_s[j] < key;
+        order_s[rank] = (uint16_t)(key & 0xFFFFu);
+        w_s[rank] = key >> 32;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0)
+        hf_build_lengths(order_s, w_s, k, len_s, par_s, nw_s, depth_s);
+    __syncthreads();
+    /* hf_canonical: next_s[l] starts at the first code of length l, and token s of length l
+     * gets it plus the number of tokens below s of that length (the lengths are complete, so
+     * its over-fill check never fails) */
+    for (unsigned s = threadIdx.x; s < m; s += blockDim.x)
+        if (len_s[s])
+            atomicAdd(&next_s[len_s[s]], 1u);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned c = 0, prev = 0;
+        for (unsigned l = 1; l <= HF_MAX_LEN; l++) {
+            c = (c + prev) << 1;
+            prev = next_s[l];
+            next_s[l] = c;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {   /* warp 0, 32 tokens a step in token order */
+        for (unsigned b = 0; b < m; b += 32) {
+            const unsigned s = b + threadIdx.x, l = s < m ? len_s[s] : 0u;
+            const unsigned peers = __match_any_sync(FULL, l);
+            const unsigned c = next_s[l] + __popc(peers & hf_lanemask_lt());
+            __syncwarp();
+            if (l && threadIdx.x == (unsigned)__ffs(peers) - 1u)
+                next_s[l] += __popc(peers);
+            __syncwarp();
+            if (l)
+                code_s[s] = (uint16_t)hf_reverse(c, l);
+        }
+    }
+    __syncthreads();
+    /* tokens 0..m0-1 and 2R..2R+m1-1 are described (huff_cpu.c's m0, m1) */
+    unsigned long long bits = 0;
+    for (unsigned s = threadIdx.x; s < m; s += blockDim.x) {
+        bits += (unsigned long long)h_s[s] * len_s[s];
+        if (s < 2 * R && len_s[s])
+            atomicMax(&m0_s, s + 1);
+    }
+    bits = hf_warp_sum(bits);
+    if ((threadIdx.x & 31u) == 0)
+        atomicAdd(&bits_s, bits);
+    __syncthreads();
+    const unsigned m0 = m0_s, m1 = m > 2 * R ? m - 2 * R : 0u;
+    hzc_huff_cand *C = &P->book[form];
+    for (unsigned s = threadIdx.x; s < nsym; s += blockDim.x) {
+        C->len[s] = len_s[s];
+        C->code[s] = len_s[s] ? code_s[s] : 0;
+    }
+    if (threadIdx.x == 0) {
+        C->m0 = m0;
+        C->m1 = m1;
+        C->bits = bits_s;
+        C->size = hf_size(a.g, a.Q.is_f32 ? 4u : 8u, m0, m1, bits_s, P->n_out, P->n_verb);
+    }
+}
+
+/* huff_cpu.c's choice: form 0, then forms 1 and 2 in that order when they may win, each
+ * replacing the best so far when strictly smaller. The plan takes the winner's codebook (the
+ * candidates' entries past their forms' tokens are zero, as the plan's are). */
+__global__ void __launch_bounds__(HF_ONE_THREADS) hf_choose_kernel(const hf_enc_args a)
+{
+    hzc_huff_plan *P = a.b.plan;
+    unsigned form = HF_FORM_CODES;
+    for (unsigned f = HF_FORM_RUNS; f <= HF_FORM_PAIRS; f++)
+        if (P->may[f] && P->book[f].size < P->book[form].size)
+            form = f;
+    const hzc_huff_cand *C = &P->book[form];
+    for (unsigned s = threadIdx.x; s < 2 * a.R + HF_RUN_MAX; s += blockDim.x) {
+        P->len[s] = C->len[s];
+        P->code[s] = C->code[s];
+    }
+    if (threadIdx.x == 0) {
+        P->m0 = C->m0;
+        P->m1 = C->m1;
+        P->bits = C->bits;
+        P->size = C->size;
+        P->form = form;
+    }
+}
+
+/* sub_tokens of huff_cpu.c for sub-chunk s, calling f(token), one token at a time: a run of
+ * the run token is cut every HF_RUN_MAX elements, and a small token waits for the next to
+ * pair with, as the CPU's greedy scans do. The tokens are loaded four groups of 8 ahead of
+ * their use: a thread a sub-chunk leaves few warps to hide the latency of memory. */
+template <typename F>
+__device__ __forceinline__ void hf_walk(const uint16_t *tok, uint64_t n, uint64_t s,
+                                        unsigned form, unsigned rs, unsigned R, F &f)
+{
+    const uint64_t i0 = s * HF_SUB;
+    const unsigned cnt = (unsigned)min((uint64_t)HF_SUB, n - i0);
+    const uint4 *v = (const uint4 *)(tok + i0);
+    unsigned run = 0, held = 0;   /* held: 1 + the small token awaiting its pair */
+    /* ahead[a] holds tokens j + 8a.. (loaded while inside the sub-chunk) */
+    uint4 ahead[4];
+#pragma unroll
+    for (unsigned a = 0; a < 4; a++)
+        ahead[a] = 8 * a < cnt ? v[a] : make_uint4(0, 0, 0, 0);
+    for (unsigned j = 0; j < cnt; j += 8) {
+        const uint4 q = ahead[0];
+        ahead[0] = ahead[1];
+        ahead[1] = ahead[2];
+        ahead[2] = ahead[3];
+        if (j + 32 < cnt)
+            ahead[3] = v[j / 8 + 4];
+        const uint32_t w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+        for (unsigned k = 0; k < 8; k++) {
+            if (j + k >= cnt)
+                break;
+            const unsigned t = (w[k >> 1] >> (16 * (k & 1))) & 0xFFFFu;
+            if (form == HF_FORM_RUNS && t == rs) {
+                if (++run == HF_RUN_MAX) {
+                    f(hf_run_token(R, HF_RUN_MAX));
+                    run = 0;
+                }
+                continue;
+            }
+            if (run)
+                f(hf_run_token(R, run));
+            run = 0;
+            const bool small = form == HF_FORM_PAIRS && t - 2u < HF_PAIR_K;
+            if (held && small) {
+                f(2 * R + (held - 3u) * HF_PAIR_K + (t - 2u));
+                held = 0;
+                continue;
+            }
+            if (held)
+                f(held - 1u);
+            held = 0;
+            if (small)
+                held = t + 1u;
+            else
+                f(t);
+        }
+    }
+    if (run)
+        f(hf_run_token(R, run));
+    if (held)
+        f(held - 1u);
+}
+
+/* Counts tokens into shared memory, one atomic per stretch of equal tokens. */
+struct hf_counter {
+    unsigned *h;
+    unsigned last, n;
+    __device__ void operator()(unsigned t)
+    {
+        if (t == last) {
+            n++;
+            return;
+        }
+        if (n)
+            atomicAdd(&h[last], n);
+        last = t;
+        n = 1;
+    }
+};
+
+/* The token counts of form 1 + blockIdx.y (hf_book_kernel's hist_alt, zeroed by the
+ * launcher): both forms in one launch, for twice the threads. */
+__global__ void __launch_bounds__(HF_SUB_THREADS) hf_althist_kernel(const hf_enc_args a)
+{
+    __shared__ unsigned h_s[HF_MAX_SYMS];
+    const hzc_huff_plan *P = a.b.plan;
+    const unsigned form = HF_FORM_RUNS + blockIdx.y;
+    if (!P->may[form])
+        return;
+    const unsigned nsym = 2 * a.R + HF_RUN_MAX;
+    for (unsigned s = threadIdx.x; s < nsym; s += blockDim.x)
+        h_s[s] = 0;
+    __syncthreads();
+    const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    if (s < a.g.nsub) {
+        hf_counter c = {h_s, 0, 0};
+        hf_walk(a.b.tok, a.g.n, s, form, P->rs, a.R, c);
+        if (c.n)
+            atomicAdd(&h_s[c.last], c.n);
+    }
+    __syncthreads();
+    for (unsigned t = threadIdx.x; t < nsym; t += blockDim.x)
+        if (h_s[t])
+            atomicAdd(&a.b.plan->hist_alt[form - 1][t], h_s[t]);
+}
+
+struct hf_bit_count {
+    const uint8_t *len;
+    uint32_t bits;
+    __device__ void operator()(unsigned t) { bits += len[t]; }
+};
+
+__global__ void __launch_bounds__(HF_SUB_THREADS) hf_sublen_kernel(const hf_enc_args a)
+{
+    __shared__ uint8_t len_s[HF_MAX_SYMS];
+    const hzc_huff_plan *P = a.b.plan;
+    for (unsigned t = threadIdx.x; t < HF_MAX_SYMS; t += blockDim.x)
+        len_s[t] = P->len[t];
+    __syncthreads();
+    const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    if (s >= a.g.nsub)
+        return;
+    hf_bit_count c = {len_s, 0};
+    hf_walk(a.b.tok, a.g.n, s, P->form, P->rs, a.R, c);
+    a.b.subbits[s] = c.bits;
+}
+
+/* Sub-chunk bit offsets; decides whether the payload fits. */
+__global__ void __launch_bounds__(HF_ONE_THREADS) hf_offsets_kernel(const hf_enc_args a)
+{
+    hzc_huff_plan *P = a.b.plan;
+    const uint64_t nsub = a.g.nsub, per = (nsub + blockDim.x - 1) / blockDim.x;
+    const uint64_t i0 = min(nsub, threadIdx.x * per), i1 = min(nsub, i0 + per);
+    uint64_t v = 0, total;
+    for (uint64_t i = i0; i < i1; i++)
+        v += a.b.subbits[i];
+    uint64_t o = hf_block_excl(v, &total);
+    for (uint64_t i = i0; i < i1; i++) {
+        a.b.suboff[i] = o;
+        o += a.b.subbits[i];
+    }
+    if (threadIdx.x == 0) {
+        P->too_small = P->size > a.b.cap;
+        a.sc->bytes_total = P->size;
+    }
+}
+
+/* Zeroes the payload: the stream is then OR-ed in, and the padding stays 0. */
+__global__ void __launch_bounds__(HF_THREADS) hf_clear_kernel(const hf_enc_args a)
+{
+    const hzc_huff_plan *P = a.b.plan;
+    if (P->too_small)
+        return;
+    const uint64_t nw = P->size / 4;   /* every part is padded to 4 bytes */
+    for (uint64_t w = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; w < nw;
+         w += (uint64_t)gridDim.x * blockDim.x)
+        ((uint32_t *)a.b.dst)[w] = 0;
+}
+
+/* LSB-first bit writer of one sub-chunk: whole words are stored, the two it may share with
+ * its neighbours are OR-ed in atomically. */
+struct hf_writer {
+    const uint32_t *cl;   /* code | length << 16: one shared load a token */
+    uint32_t *w;
+    uint64_t acc;
+    unsigned nacc;
+    bool first;
+    __device__ void operator()(unsigned t)
+    {
+        const uint32_t c = cl[t];
+        acc |= (uint64_t)(c & 0xFFFFu) << nacc;
+        nacc += c >> 16;
+        if (nacc >= 32) {
+            if (first)
+                atomicOr(w, (uint32_t)acc);
+            else
+                *w = (uint32_t)acc;
+            first = false;
+            w++;
+            acc >>= 32;
+            nacc -= 32;
+        }
+    }
+};
+
+__global__ void __launch_bounds__(HF_SUB_THREADS) hf_write_kernel(const hf_enc_args a)
+{
+    __shared__ uint32_t cl_s[HF_MAX_SYMS];
+    const hzc_huff_plan *P = a.b.plan;
+    if (P->too_small)
+        return;
+    for (unsigned t = threadIdx.x; t < HF_MAX_SYMS; t += blockDim.x)
+        cl_s[t] = P->code[t] | (uint32_t)P->len[t] << 16;
+    __syncthreads();
+    const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    if (s >= a.g.nsub)
+        return;
+    const uint64_t off_stream =
+        HF_OFF_CODEBOOK + hf_pad4(hf_codebook_size(P->m0, P->m1)) + hf_pad4(2 * a.g.nsub);
+    const uint64_t b0 = a.b.suboff[s];
+    hf_writer W = {cl_s, (uint32_t *)(a.b.dst + off_stream) + (b0 >> 5), 0, (unsigned)(b0 & 31u),
+                   true};
+    hf_walk(a.b.tok, a.g.n, s, P->form, P->rs, a.R, W);
+    if (W.nacc)
+        atomicOr(W.w, (uint32_t)W.acc);
+}
+
+/* Everything but the stream: fixed part, codebook, sub-chunk table, outliers, verbatim values. */
+__global__ void __launch_bounds__(HF_THREADS) hf_tail_kernel(const hf_enc_args a)
+{
+    const hzc_huff_plan *P = a.b.plan;
+    if (P->too_small)
+        return;
+    uint8_t *dst = a.b.dst;
+    const unsigned m0 = P->m0, m1 = P->m1, nlen = m0 + m1, esize = a.Q.is_f32 ? 4u : 8u;
+    const uint64_t nsub = a.g.nsub, n_out = P->n_out, n_verb = P->n_verb;
+    const uint64_t off_sub = HF_OFF_CODEBOOK + hf_pad4(hf_codebook_size(m0, m1));
+    const uint64_t off_out = off_sub + hf_pad4(2 * nsub) + hf_pad4((P->bits + 7) / 8);
+    const uint64_t off_verb = off_out + 8 * n_out;
+    const uint64_t items = max(max(nsub, (uint64_t)(nlen + 1) / 2), max(n_out, n_verb));
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < items;
+         i += (uint64_t)gridDim.x * blockDim.x) {
+        if (i == 0) {
+            hz_put_f64(dst, a.Q.base);
+            dst[8] = (uint8_t)P->form;
+            dst[9] = (uint8_t)hf_order(P->cost, a.g.dim);
+            hz_put_u16(dst + 10, a.R);
+            hz_put_u16(dst + 12, P->form == HF_FORM_RUNS ? P->rs : 0u);
+            hz_put_u32(dst + 16, (uint32_t)n_out);
+            hz_put_u32(dst + 20, (uint32_t)n_verb);
+            hz_put_u16(dst + HF_OFF_CODEBOOK, m0);
+            hz_put_u16(dst + HF_OFF_CODEBOOK + 2, m1);
+        }
+        if (i < (nlen + 1) / 2) {   /* lengths of tokens 0..m0-1, then 2R..2R+m1-1 */
+            const unsigned k = 2 * (unsigned)i, t0 = k < m0 ? k : 2 * a.R + (k - m0);
+            const unsigned t1 = k + 1 < m0 ? k + 1 : 2 * a.R + (k + 1 - m0);
+            dst[HF_OFF_CODEBOOK + 4 + i] =
+                (uint8_t)(P->len[t0] | (k + 1 < nlen ? P->len[t1] << 4 : 0));
+        }
+        if (i < nsub)
+            hz_put_u16(dst + off_sub + 2 * i, a.b.subbits[i]);
+        if (i < n_out) {
+            hz_put_u32(dst + off_out + 4 * i, a.b.out_pos[i]);
+            hz_put_u32(dst + off_out + 4 * (n_out + i), (uint32_t)a.b.out_delta[i]);
+        }
+        if (i < n_verb) {
+            uint8_t *v = dst + off_verb + 4 * n_verb + esize * i;
+            hz_put_u32(dst + off_verb + 4 * i, a.b.verb_pos[i]);
+            if (esize == 4)
+                hz_put_u32(v, (uint32_t)a.b.verb_bits[i]);
+            else
+                hz_put_u64(v, a.b.verb_bits[i]);
+        }
+    }
+}
+
+__global__ void __launch_bounds__(HF_THREADS) hf_sum_kernel(const hf_enc_args a)
+{
+    const hzc_huff_plan *P = a.b.plan;
+    if (P->too_small)
+        return;
+    const uint64_t nw = P->size / 4;
+    uint32_t s = 0;
+    for (uint64_t w = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; w < nw;
+         w += (uint64_t)gridDim.x * blockDim.x)
+        s += hz_checksum_term(((const uint32_t *)a.b.dst)[w], w);
+    s = __reduce_add_sync(FULL, s);
+    if ((threadIdx.x & 31u) == 0)
+        atomicAdd(&a.sc->sum, s);
+}
+
+/* ---- decoder ------------------------------------------------------------------------------ */
+
+struct hf_dec_args {
+    hf_geom g;
+    fl_quant Q;
+    hf_layout L;
+    const uint8_t *in;
+    const uint16_t *table;
+    int32_t *delta;
+    uint64_t *suboff;
+    void *out;
+    hzc_scalars *sc;
+};
+
+/* Sub-chunk bit offsets, then the checks of hf_decode_cpu on the sub-chunk table's padding and
+ * the stream's length and padding. */
+__global__ void __launch_bounds__(HF_ONE_THREADS) hf_dscan_kernel(const hf_dec_args a)
+{
+    const hf_layout &L = a.L;
+    const uint64_t nsub = a.g.nsub, per = (nsub + blockDim.x - 1) / blockDim.x;
+    const uint64_t i0 = min(nsub, threadIdx.x * per), i1 = min(nsub, i0 + per);
+    const uint8_t *sub = a.in + L.off_sub;
+    uint64_t v = 0, total;
+    for (uint64_t i = i0; i < i1; i++)
+        v += hz_get_u16(sub + 2 * i);
+    uint64_t o = hf_block_excl(v, &total);
+    for (uint64_t i = i0; i < i1; i++) {
+        a.suboff[i] = o;
+        o += hz_get_u16(sub + 2 * i);
+    }
+    if (threadIdx.x != 0)
+        return;
+    a.suboff[nsub] = total;
+    const uint8_t *stream = a.in + L.off_stream;
+    bool bad = hf_pad4((total + 7) / 8) != L.stream_bytes ||
+               ((total & 7) && (stream[total >> 3] >> (total & 7)));
+    for (uint64_t b = L.off_sub + 2 * nsub; b < L.off_stream; b++)
+        bad |= a.in[b] != 0;
+    for (uint64_t b = (total + 7) / 8; !bad && b < L.stream_bytes; b++)
+        bad |= stream[b] != 0;
+    if (bad)
+        atomicOr(&a.sc->corrupt, 1u);
+}
+
+/* A sub-chunk's deltas in groups of four, each stored with one 16-byte write: sub-chunks start
+ * at multiples of HF_SUB and delta is 16-byte aligned, so the groups are aligned. */
+struct hf_delta_out {
+    int4 *p;     /* the group being filled */
+    int4 v;
+    unsigned k;  /* deltas of the group held in v */
+    __device__ __forceinline__ void put(int32_t d)
+    {
+        switch (k) {
+        case 0: v.x = d; break;
+        case 1: v.y = d; break;
+        case 2: v.z = d; break;
+        default: v.w = d; break;
+        }
+        if (++k == 4) {
+            *p++ = v;
+            k = 0;
+        }
+    }
+    /* n times d: whole groups are stored at once */
+    __device__ __forceinline__ void put_run(int32_t d, unsigned n)
+    {
+        for (; n && k; n--)
+            put(d);
+        for (; n >= 4; n -= 4)
+            *p++ = make_int4(d, d, d, d);
+        for (; n; n--)
+            put(d);
+    }
+    /* the deltas of a last, partial group */
+    __device__ __forceinline__ void flush()
+    {
+        int32_t *q = (int32_t *)p;
+        if (k > 0) q[0] = v.x;
+        if (k > 1) q[1] = v.y;
+        if (k > 2) q[2] = v.z;
+    }
+};
+
+/* decode_sub of huff_cpu.c: a thread a sub-chunk, the table in shared memory, the stream read
+ * a 32-bit word at a time (zeros past its end, as hf_peek64 reads) and the deltas written four
+ * at a time. A refill leaves at least 32 bits, more than the HF_MAX_LEN a lookup takes. */
+__global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_args a)
+{
+    uint16_t *table_s = (uint16_t *)hf_smem;
+    for (unsigned i = threadIdx.x; i < HF_TABLE / 8; i += blockDim.x)   /* 8 entries a load */
+        ((uint4 *)table_s)[i] = ((const uint4 *)a.table)[i];
+    __syncthreads();
+    const hf_layout &L = a.L;
+    const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    if (s >= a.g.nsub || a.sc->corrupt)
+        return;
+    const uint32_t *words = (const uint32_t *)(a.in + L.off_stream);
+    const uint64_t nwords = L.stream_bytes / 4;   /* a multiple of 4: hf_dscan_kernel checked */
+    const unsigned R = L.radius;
+    const int has_fill = a.Q.has_fill;
+    const int32_t run_d = L.run_token == HF_TOK_FILL     ? HF_MARK_FILL
+                          : L.run_token == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
+                                                         : (int32_t)fl_unzigzag(L.run_token - 2);
+    uint64_t bit = a.suboff[s];
+    const uint64_t stop = a.suboff[s + 1];
+    uint64_t i = s * HF_SUB;
+    const uint64_t end = min(i + HF_SUB, a.g.n);
+    uint64_t wi = bit >> 5;
+    uint64_t acc = (wi < nwords ? words[wi] : 0u) >> (bit & 31u);
+    unsigned nacc = 32u - (unsigned)(bit & 31u);
+    wi++;
+    uint32_t next = wi < nwords ? words[wi] : 0u;   /* loaded a refill ahead of its use */
+    hf_delta_out out = {(int4 *)(a.delta + i), make_int4(0, 0, 0, 0), 0u};
+    bool ok = true;
+    while (i < end) {
+        if (bit >= stop) {
+            ok = false;
+            break;
+        }
+        if (nacc < 32) {
+            acc |= (uint64_t)next << nacc;
+            nacc += 32;
+            wi++;
+            next = wi < nwords ? words[wi] : 0u;
+        }
+        const unsigned ent = table_s[acc & (HF_TABLE - 1u)];
+        const unsigned tk = ent & 0xFFFu, l = ent >> 12;   /* hf_table_entry's layout */
+        if (l == 0 || bit + l > stop) {
+            ok = false;
+            break;
+        }
+        bit += l;
+        acc >>= l;
+        nacc -= l;
+        if (tk >= 2 * R && L.form == HF_FORM_PAIRS) {   /* two small deltas */
+            if (end - i < 2) {
+                ok = false;
+                break;
+            }
+            out.put((int32_t)fl_unzigzag((tk - 2 * R) / HF_PAIR_K));
+            out.put((int32_t)fl_unzigzag((tk - 2 * R) % HF_PAIR_K));
+            i += 2;
+            continue;
+        }
+        if (tk >= 2 * R) {   /* a run of the run token (hf_run_token) */
+            const uint64_t run = HF_RUN_MAX - (tk - 2 * R);
+            if (run > end - i || (run_d == HF_MARK_FILL && !has_fill)) {
+                ok = false;
+                break;
+            }
+            out.put_run(run_d, (unsigned)run);
+            i += run;
+            continue;
+        }
+        if ((L.form == HF_FORM_RUNS && tk == L.run_token) || (tk == HF_TOK_FILL && !has_fill)) {
+            ok = false;
+            break;
+        }
+        out.put(tk == HF_TOK_FILL     ? HF_MARK_FILL
+                : tk == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
+                                      : (int32_t)fl_unzigzag(tk - 2));
+        i++;
+    }
+    out.flush();
+    if (!ok || bit != stop)
+        atomicOr(&a.sc->corrupt, 1u);
+}
+
+/* Outliers into their escape markers; both lists' positions strictly increasing and inside. */
+__global__ void __launch_bounds__(HF_THREADS) hf_lists_kernel(const hf_dec_args a)
+{
+    if (a.sc->corrupt)
+        return;
+    const hf_layout &L = a.L;
+    const uint64_t n_out = L.n_out, n_verb = L.n_verb, items = max(n_out, n_verb);
+    for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < items;
+         k += (uint64_t)gridDim.x * blockDim.x) {
+        bool bad = false;
+        if (k < n_out) {
+            const uint64_t pos = hz_get_u32(a.in + L.off_out_pos + 4 * k);
+            const int32_t d = (int32_t)hz_get_u32(a.in + L.off_out_delta + 4 * k);
+            bad = pos >= a.g.n || (k && pos <= hz_get_u32(a.in + L.off_out_pos + 4 * (k - 1))) ||
+                  a.delta[pos] != HF_MARK_ESCAPE || d <= HF_MARK_ESCAPE;
+            if (!bad)
+                a.delta[pos] = d;
+        }
+        if (k < n_verb) {
+            const uint64_t pos = hz_get_u32(a.in + L.off_verb_pos + 4 * k);
+            bad |= pos >= a.g.n || (k && pos <= hz_get_u32(a.in + L.off_verb_pos + 4 * (k - 1)));
+        }
+        if (bad)
+            atomicOr(&a.sc->corrupt, 1u);
+    }
+}
+
+/* First verbatim index whose position is at least pos (the positions increase). */
+__device__ uint64_t hf_verb_bound(const hf_dec_args &a, uint64_t pos)
+{
+    uint64_t lo = 0, hi = a.L.n_verb;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (hz_get_u32(a.in + a.L.off_verb_pos + 4 * mid) < pos)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* partial_sums of huff_cpu.c in shared memory (wrapping uint32 sums, so the order of the
+ * additions does not matter): order 1 along the tile's raster sequence, a warp a share;
+ * orders 2 and 3 along x a warp a row, along y and z a thread a column. */
+__device__ void hf_partial_sums(uint32_t *s, unsigned order, const hf_tile &tl)
+{
+    __shared__ uint32_t wtot_s[HF_WARPS];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, tn = hf_tile_n(tl);
+    const unsigned ez = tl.ez, ey = tl.ey, ex = tl.ex, plane = ey * ex;
+    if (order == 1) {
+        const unsigned b0 = warp * HF_SEG, b1 = min(tn, b0 + HF_SEG);
+        uint32_t carry = 0;
+        for (unsigned b = b0; b < b1; b += 32) {
+            const unsigned e = b + lane;
+            uint32_t v = hf_warp_incl(e < b1 ? s[e] : 0u) + carry;
+            if (e < b1)
+                s[e] = v;
+            carry = __shfl_sync(FULL, v, 31);
+        }
+        if (lane == 0)
+            wtot_s[warp] = carry;
+        __syncthreads();
+        uint32_t before = 0;
+        for (unsigned w = 0; w < warp; w++)
+            before += wtot_s[w];
+        for (unsigned e = b0 + lane; before && e < b1; e += 32)
+            s[e] += before;
+        return;
+    }
+    for (unsigned r = warp; r < ez * ey; r += HF_WARPS) {
+        uint32_t carry = 0;
+        for (unsigned xb = 0; xb < ex; xb += 32) {
+            const unsigned x = xb + lane;
+            uint32_t v = hf_warp_incl(x < ex ? s[r * ex + x] : 0u) + carry;
+            if (x < ex)
+                s[r * ex + x] = v;
+            carry = __shfl_sync(FULL, v, 31);
+        }
+    }
+    __syncthreads();
+    for (unsigned c = threadIdx.x; c < ez * ex; c += HF_THREADS) {
+        const unsigned z = c / ex, base = z * plane + (c - z * ex);
+        uint32_t acc = s[base];
+        for (unsigned y = 1; y < ey; y++) {
+            acc += s[base + y * ex];
+            s[base + y * ex] = acc;
+        }
+    }
+    if (order == 3) {
+        __syncthreads();
+        for (unsigned c = threadIdx.x; c < plane; c += HF_THREADS) {
+            uint32_t acc = s[c];
+            for (unsigned z = 1; z < ez; z++) {
+                acc += s[z * plane + c];
+                s[z * plane + c] = acc;
+            }
+        }
+    }
+}
+
+__device__ __forceinline__ void hf_put_bits(float *out, uint64_t i, uint64_t bits)
+{
+    ((uint32_t *)out)[i] = (uint32_t)bits;
+}
+
+__device__ __forceinline__ void hf_put_bits(double *out, uint64_t i, uint64_t bits)
+{
+    ((unsigned long long *)out)[i] = bits;
+}
+
+/* A tile's values from its deltas: escape markers left mean a missing outlier; fill elements
+ * count as 0 and come back as the fill value; verbatim values replace what was reconstructed. */
+template <typename T>
+__global__ void __launch_bounds__(HF_THREADS) hf_dtile_kernel(const hf_dec_args a)
+{
+    uint32_t *s = (uint32_t *)hf_smem;
+    __shared__ uint32_t fill_s[HF_TILE_N / 32], verb_s[HF_TILE_N / 32];
+    __shared__ unsigned long long vlo_s, vhi_s;
+    __shared__ unsigned bad_s;
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, esize = sizeof(T);
+    hf_tile tl;
+    hf_tile_at(&a.g, blockIdx.x, &tl);
+    const unsigned tn = hf_tile_n(tl);
+    if (threadIdx.x == 0) {
+        bad_s = a.sc->corrupt;
+        vlo_s = hf_verb_bound(a, tl.start);
+        vhi_s = hf_verb_bound(a, tl.start + tn);
+    }
+    for (unsigned w = threadIdx.x; w < HF_TILE_N / 32; w += HF_THREADS)
+        verb_s[w] = 0;
+    __syncthreads();
+    if (bad_s)
+        return;
+    bool bad = false;
+    for (unsigned b = warp * 32; b < tn; b += HF_THREADS) {
+        const unsigned e = b + lane;
+        int32_t d = 0;
+        if (e < tn)
+            d = a.delta[tl.start + e];
+        bad |= d == HF_MARK_ESCAPE;
+        const bool f = e < tn && d == HF_MARK_FILL;
+        const unsigned fb = __ballot_sync(FULL, f);
+        if (lane == 0)
+            fill_s[b >> 5] = fb;
+        if (e < tn)
+            s[e] = f ? 0u : (uint32_t)d;
+    }
+    if (bad)
+        atomicOr(&a.sc->corrupt, 1u);
+    __syncthreads();
+    hf_partial_sums(s, a.L.order, tl);
+    __syncthreads();
+    /* the codes are summed: a verbatim element's slot now holds its index in the list */
+    for (uint64_t k = vlo_s + threadIdx.x; k < vhi_s; k += HF_THREADS) {
+        const uint64_t e = hz_get_u32(a.in + a.L.off_verb_pos + 4 * k) - tl.start;
+        if (e >= tn)
+            continue;   /* shared memory stays safe should positions be damaged */
+        atomicOr(&verb_s[e >> 5], 1u << (e & 31u));
+        s[e] = (uint32_t)k;
+    }
+    __syncthreads();
+    T *out = (T *)a.out;
+    for (unsigned e = threadIdx.x; e < tn; e += HF_THREADS) {
+        unsigned z, y, x;
+        hf_coords(tl, e, &z, &y, &x);
+        const uint64_t i = hf_index(a.g, tl, z, y, x);
+        if (verb_s[e >> 5] >> (e & 31u) & 1u) {
+            const uint8_t *v = a.in + a.L.off_verb_val + (uint64_t)esize * s[e];
+            hf_put_bits(out, i, esize == 4 ? hz_get_u32(v) : hz_get_u64(v));
+        } else if (fill_s[e >> 5] >> (e & 31u) & 1u) {
+            hf_put_bits(out, i, a.Q.fill_bits);
+        } else {
+            out[i] = (T)fl_reconstruct(&a.Q, (int32_t)s[e]);
+        }
+    }
+}
+
+/* ---- launchers ---------------------------------------------------------------------------- */
+
+static unsigned hf_grid(int sms)
+{
+    return (unsigned)(sms > 0 ? sms : 1) * 4u;
+}
+
+static unsigned hf_sub_grid(uint64_t nsub)
+{
+    return (unsigned)((nsub + HF_SUB_THREADS - 1) / HF_SUB_THREADS);
+}
+
+template <typename T>
+static cudaError_t hf_tiles_encode(const hf_enc_args &a, cudaStream_t s)
+{
+    const unsigned grid = (unsigned)a.g.ntiles;
+    cudaError_t e;
+    if (a.g.dim == 3) {
+        e = cudaFuncSetAttribute(hf_cost_kernel<T, 3>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, HF_SMEM_COST);
+        if (e != cudaSuccess)
+            return e;
+        hf_cost_kernel<T, 3><<<grid, HF_THREADS, HF_SMEM_COST, s>>>(a);
+    } else if (a.g.dim == 2) {
+        e = cudaFuncSetAttribute(hf_cost_kernel<T, 2>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, HF_SMEM_COST);
+        if (e != cudaSuccess)
+            return e;
+        hf_cost_kernel<T, 2><<<grid, HF_THREADS, HF_SMEM_COST, s>>>(a);
+    }   /* 1-D chunks have one order: no costs */
+    e = cudaFuncSetAttribute(hf_token_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             HF_SMEM_TOKEN);
+    if (e != cudaSuccess)
+        return e;
+    hf_token_kernel<T><<<grid, HF_THREADS, HF_SMEM_TOKEN, s>>>(a);
+    return cudaGetLastError();
+}
+
+cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned radius,
+                                   const void *in, const hzc_huff_bufs *b, hzc_scalars *sc,
+                                   int sms, cudaStream_t s)
+{
+    hf_enc_args a = {*g, *Q, radius, in, *b, sc};
+    cudaError_t e;
+    if ((e = cudaMemsetAsync(b->plan, 0, sizeof(hzc_huff_plan), s)) != cudaSuccess ||
+        (e = cudaMemsetAsync(b->status, 0, 2 * g->ntiles * sizeof(unsigned long long), s)) !=
+            cudaSuccess ||
+        (e = Q->is_f32 ? hf_tiles_encode<float>(a, s) : hf_tiles_encode<double>(a, s)) !=
+            cudaSuccess ||
+        (e = cudaFuncSetAttribute(hf_book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  HF_SMEM_BOOK)) != cudaSuccess)
+        return e;
+    const unsigned sub = hf_sub_grid(g->nsub);
+    /* the three forms' codebooks side by side: forms 1 and 2 need only form 0's counts */
+    hf_may_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
+    hf_althist_kernel<<<dim3(sub, 2), HF_SUB_THREADS, 0, s>>>(a);
+    hf_book_kernel<<<3, HF_ONE_THREADS, HF_SMEM_BOOK, s>>>(a);
+    hf_choose_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
+    hf_sublen_kernel<<<sub, HF_SUB_THREADS, 0, s>>>(a);
+    hf_offsets_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
+    hf_clear_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
+    hf_write_kernel<<<sub, HF_SUB_THREADS, 0, s>>>(a);
+    hf_tail_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
+    hf_sum_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
+    return cudaGetLastError();
+}
+
+cudaError_t hzc_huff_launch_decode(const hf_geom *g, const fl_quant *Q, const hf_layout *L,
+                                   const uint8_t *in, uint64_t len, const uint16_t *table,
+                                   int32_t *delta, uint64_t *suboff, void *out, hzc_scalars *sc,
+                                   int sms, cudaStream_t s)
+{
+    (void)len;   /* hf_parse placed every part inside it */
+    hf_dec_args a = {*g, *Q, *L, in, table, delta, suboff, out, sc};
+    cudaError_t e = Q->is_f32 ? cudaFuncSetAttribute(hf_dtile_kernel<float>,
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     HF_SMEM_DTILE)
+                              : cudaFuncSetAttribute(hf_dtile_kernel<double>,
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     HF_SMEM_DTILE);
+    if (e != cudaSuccess || (e = cudaFuncSetAttribute(hf_decode_kernel,
+                                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                      HF_SMEM_TABLE)) != cudaSuccess)
+        return e;
+    hf_dscan_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
+    hf_decode_kernel<<<hf_sub_grid(g->nsub), HF_SUB_THREADS, HF_SMEM_TABLE, s>>>(a);
+    hf_lists_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
+    if (Q->is_f32)
+        hf_dtile_kernel<float><<<(unsigned)g->ntiles, HF_THREADS, HF_SMEM_DTILE, s>>>(a);
+    else
+        hf_dtile_kernel<double><<<(unsigned)g->ntiles, HF_THREADS, HF_SMEM_DTILE, s>>>(a);
+    return cudaGetLastError();
+}
