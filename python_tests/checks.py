@@ -13,11 +13,19 @@ def chunk_slices(shape, chunks):
         yield tuple(slice(s, min(s + c, n)) for s, c, n in zip(start, chunks, shape))
 
 
-def bounds(a, mode, eb, chunks):
+def is_fill(a, fill):
+    """Elements whose bits equal the fill value's in a's type (none when fill is None)."""
+    if fill is None:
+        return np.zeros(a.shape, dtype=bool)
+    return uint_view(a) == uint_view(np.array([fill], dtype=a.dtype))[0]
+
+
+def bounds(a, mode, eb, chunks, fill=None):
     """The bound of every element: ABS eb; REL eb x (max - min) of the finite values of its
-    chunk; PWREL eb x |x|. Non-finite elements get 0 (they must come back bit for bit)."""
+    chunk that are not fill; PWREL eb x |x|. Non-finite and fill elements get 0 (they must come
+    back bit for bit)."""
     x = a.astype(np.float64)
-    finite = np.isfinite(x)
+    finite = np.isfinite(x) & ~is_fill(a, fill)
     if mode == "abs":
         b = np.full(x.shape, eb)
     elif mode == "pwrel":
@@ -34,14 +42,15 @@ def uint_view(a):
     return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
 
 
-def assert_within_bound(a, back, mode, eb, chunks):
+def assert_within_bound(a, back, mode, eb, chunks, fill=None):
+    """Every value within its bound (bounds()); NaN, Inf and fill elements bit for bit."""
     assert back.dtype == a.dtype and back.shape == a.shape
-    finite = np.isfinite(a)
+    finite = np.isfinite(a) & ~is_fill(a, fill)
     same = uint_view(a) == uint_view(back)
-    assert same[~finite].all(), "NaN/Inf values did not come back bit for bit"
+    assert same[~finite].all(), "NaN/Inf or fill values did not come back bit for bit"
     with np.errstate(invalid="ignore"):  # Inf - Inf at the non-finite places checked above
         err = np.abs(back.astype(np.float64) - a.astype(np.float64))
-    bound = bounds(a, mode, eb, chunks)
+    bound = bounds(a, mode, eb, chunks, fill)
     miss = finite & ~(err <= bound)
     if miss.any():
         i = np.unravel_index(np.argmax(np.where(miss, err - bound, -np.inf)), a.shape)
@@ -91,3 +100,14 @@ def wide(shape, dtype, seed=2):
 def constant(shape, dtype, seed=3):
     """One value everywhere: a zero REL range, so the bound is 0 and values must be exact."""
     return np.full(shape, 3.25, dtype=dtype)
+
+
+def chunk_codecs(dset):
+    """The codec byte of every stored chunk's header (docs/FORMAT.md: offset 5; 0 = raw)."""
+    codecs = []
+    for i in range(dset.id.get_num_chunks()):
+        info = dset.id.get_chunk_info(i)
+        raw = dset.id.read_direct_chunk(info.chunk_offset)[1]
+        assert raw[:4] == b"H5ZG", f"chunk {i} is not an h5zgpu chunk"
+        codecs.append(raw[5])
+    return codecs

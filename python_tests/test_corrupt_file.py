@@ -3,8 +3,9 @@ HDF5 1.10 and 2.x alike; nothing crashes; the undamaged chunks still read correc
 non-zero. No wrong value is ever returned: a damaged chunk either raises or is not read at all.
 
 test/hdf5/h5_filter_test.c (`hdf5_corrupt_chunk`) flips one byte through the C API; here every
-part of the chunk is hit (header fields, the fixed-length payload's tables, its data, the last
-byte) and chunks are cut short or lengthened through h5py's direct chunk write.
+part of the chunk is hit (header fields, the payload's tables, its data, the last byte), with
+the fixed-length and the Huffman codec, and chunks are cut short or lengthened through h5py's
+direct chunk write.
 """
 import subprocess
 
@@ -53,14 +54,19 @@ REWRITES = {
 }
 
 
-def write(path, layout):
+CODECS = {"fixed": 1, "huffman": 2}
+
+
+def write(path, layout, codec="fixed"):
     shape, chunks, dtype = LAYOUTS[layout]
     a = smooth(shape, dtype)
     with h5py.File(path, "w") as f:
         d = f.create_dataset("x", data=a, chunks=chunks,
-                             **h5zgpu.filter(codec="fixed", mode="abs", eb=EB))
+                             **h5zgpu.filter(codec=codec, mode="abs", eb=EB))
         info = d.id.get_chunk_info(BAD)
+        stored = d.id.read_direct_chunk(info.chunk_offset)[1]
     assert info.size > header_len(len(shape)) + 16, "the chunk did not compress"
+    assert stored[5] == CODECS[codec], f"chunk {BAD} was written with codec {stored[5]}"
     return a, info
 
 
@@ -89,11 +95,12 @@ def assert_damage_is_refused(path, a, layout, h5dump=None):
         assert OUR_MESSAGE in r.stdout + r.stderr, r.stderr[-2000:]
 
 
+@pytest.mark.parametrize("codec", list(CODECS))
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("where", list(FLIPS))
-def test_flipped_byte_is_refused(tmp_path, layout, where):
+def test_flipped_byte_is_refused(tmp_path, layout, where, codec):
     path = tmp_path / "damaged.h5"
-    a, info = write(path, layout)
+    a, info = write(path, layout, codec)
     pos = FLIPS[where](info.size, header_len(len(LAYOUTS[layout][0])))
     with open(path, "r+b") as fh:
         fh.seek(info.byte_offset + pos)
@@ -103,11 +110,12 @@ def test_flipped_byte_is_refused(tmp_path, layout, where):
     assert_damage_is_refused(path, a, layout)
 
 
+@pytest.mark.parametrize("codec", list(CODECS))
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("how", list(REWRITES))
-def test_rewritten_chunk_is_refused(tmp_path, layout, how):
+def test_rewritten_chunk_is_refused(tmp_path, layout, how, codec):
     path = tmp_path / "damaged.h5"
-    a, info = write(path, layout)
+    a, info = write(path, layout, codec)
     with open(path, "rb") as fh:
         fh.seek(info.byte_offset)
         stored = fh.read(info.size)
@@ -116,11 +124,12 @@ def test_rewritten_chunk_is_refused(tmp_path, layout, how):
     assert_damage_is_refused(path, a, layout)
 
 
-def test_h5dump_fails_on_a_damaged_chunk(tmp_path, h5dump):
+@pytest.mark.parametrize("codec", list(CODECS))
+def test_h5dump_fails_on_a_damaged_chunk(tmp_path, h5dump, codec):
     """h5dump (Debian's HDF5 1.10 tools, the plugin from HDF5_PLUGIN_PATH) exits non-zero and
     its error stack names our message."""
     path = tmp_path / "damaged.h5"
-    a, info = write(path, "f32_1d")
+    a, info = write(path, "f32_1d", codec)
     with open(path, "r+b") as fh:
         fh.seek(info.byte_offset + info.size // 2)
         b = fh.read(1)

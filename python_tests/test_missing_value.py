@@ -1,24 +1,28 @@
 """A user missing value (netCDF's _FillValue convention) given in cd_values after the four:
-{flags (bit 0: a missing value follows), missing value low word, high word} (docs/FILTER.md).
+{flags (bit 0: a missing value follows, bit 2: a Huffman radius follows), missing value low
+word, high word, radius} (docs/FILTER.md).
 
-Missing points come back bit for bit, every other value within ABS 0.01, and the codec's chunks
-carry the missing value as their fill value. Bad optional values fail at create_dataset.
+With each codec, missing points come back bit for bit, every other value within ABS 0.01, and
+the codec's chunks carry the missing value as their fill value. Bad optional values fail at
+create_dataset.
 """
 import h5py
 import numpy as np
 import pytest
 
 import h5zgpu
-from checks import chunk_slices
+from checks import chunk_codecs, chunk_slices
 
 EB = 0.01
 FLAG_MISSING = 1
+FLAG_RADIUS = 4
+CODECS = ["fixed", "huffman", "auto"]
 
 
-def cd_with_missing(missing, eb=EB):
+def cd_with_missing(missing, eb=EB, codec="fixed"):
     """For a float32 dataset the missing value must be a float32 value (float(np.float32(x))),
     as netCDF stores a float variable's _FillValue."""
-    return (*h5zgpu.cd_values("fixed", mode="abs", eb=eb), FLAG_MISSING,
+    return (*h5zgpu.cd_values(codec, mode="abs", eb=eb), FLAG_MISSING,
             *h5zgpu.eb_to_words(missing))
 
 
@@ -43,19 +47,23 @@ CASES = {  # name: (dtype, missing value, fraction missing)
 }
 
 
+@pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.parametrize("case", list(CASES))
-def test_missing_value_exact_others_within_abs(tmp_path, report, case):
+def test_missing_value_exact_others_within_abs(tmp_path, report, case, codec):
     dtype, missing, fraction = CASES[case]
     shape, chunks = (90, 120), (32, 64)  # edge chunks are partial
     a, land = ocean(shape, dtype, missing, fraction, seed=len(case))
     path = tmp_path / "m.h5"
     with h5py.File(path, "w") as f:
         f.create_dataset("sst", data=a, chunks=chunks, compression=h5zgpu.FILTER_ID,
-                         compression_opts=cd_with_missing(float(dtype(missing))))
+                         compression_opts=cd_with_missing(float(dtype(missing)), codec=codec))
     with h5py.File(path, "r") as f:
         d = f["sst"]
         back = d[...]
         stored = d.id.get_storage_size()
+        codecs = chunk_codecs(d)
+        if codec == "huffman":
+            assert set(codecs) == {2}, codecs
         # each chunk holding land carries the missing value as its fill value (docs/FORMAT.md)
         for i, s in enumerate(chunk_slices(shape, chunks)):
             if land[s].any():
@@ -70,19 +78,20 @@ def test_missing_value_exact_others_within_abs(tmp_path, report, case):
     err = np.abs(back[~land].astype(np.float64) - a[~land].astype(np.float64))
     assert err.max() <= EB, f"max error {err.max()} > {EB}"
     ratio = a.nbytes / stored
-    report(f"missing value {case}: {land.mean():.1%} missing, ABS {EB}, max error {err.max():.3g}, "
-          f"ratio {ratio:.2f}")
+    report(f"missing value {case}, {codec}: {land.mean():.1%} missing, ABS {EB}, "
+           f"max error {err.max():.3g}, ratio {ratio:.2f}, chunk codecs {sorted(set(codecs))}")
     assert ratio > 1
 
 
-def test_missing_value_left_out_of_rel_range(tmp_path):
+@pytest.mark.parametrize("codec", CODECS)
+def test_missing_value_left_out_of_rel_range(tmp_path, codec):
     """REL: the bound is eb x the range of each chunk's values that are not missing; with -1e34
     counted it would be about 1e31 and nothing would survive."""
     eb, shape, chunks = 1e-3, (64, 128), (32, 64)  # whole chunks: no padding in the ranges
     a, land = ocean(shape, np.float64, -1e34, 0.4, seed=7)
     with h5py.File(tmp_path / "r.h5", "w") as f:
         d = f.create_dataset("x", data=a, chunks=chunks, compression=h5zgpu.FILTER_ID,
-                             compression_opts=(*h5zgpu.cd_values("fixed", mode="rel", eb=eb),
+                             compression_opts=(*h5zgpu.cd_values(codec, mode="rel", eb=eb),
                                                FLAG_MISSING, *h5zgpu.eb_to_words(-1e34)))
         back = d[...]
     assert (back[land] == -1e34).all()
@@ -104,11 +113,18 @@ def test_flags_without_missing_value(tmp_path):
 
 
 BAD = {  # case: (cd_values, dtype, what the message must name)
-    "unknown flag bits": ((*h5zgpu.cd_values("fixed", mode="abs", eb=EB), 4, 0, 0),
-                          np.float32, "cd_values[4]=4 has unknown flag bits"),
+    "unknown flag bits": ((*h5zgpu.cd_values("fixed", mode="abs", eb=EB), 8, 0, 0),
+                          np.float32, "cd_values[4]=8 has unknown flag bits"),
     "flag without value": ((*h5zgpu.cd_values("fixed", mode="abs", eb=EB), 1),
-                           np.float32, "cd_values[5] and [6] are absent"),
+                           np.float32, "cd_values[4]=1 announces 2 more values but only 0 follow"),
     "missing value not float32": (cd_with_missing(0.1), np.float32, "is not a float32 value"),
+    "radius without value": ((*cd_with_missing(-1e34, codec="huffman")[:4],
+                              FLAG_MISSING | FLAG_RADIUS, *h5zgpu.eb_to_words(-1e34)),
+                             np.float64, "cd_values[4]=5 announces 3 more values but only 2 follow"),
+    "radius 1": ((*h5zgpu.cd_values("huffman", mode="abs", eb=EB), FLAG_RADIUS, 1),
+                 np.float32, "radius 1 is outside 2..1024"),
+    "radius 1025": ((*h5zgpu.cd_values("auto", mode="rel", eb=EB), FLAG_RADIUS, 1025),
+                    np.float64, "radius 1025 is outside 2..1024"),
 }
 
 
@@ -123,15 +139,34 @@ def test_bad_missing_value_fails_at_create(tmp_path, case):
     assert "h5zgpu: " in str(info.value) and text in str(info.value), str(info.value)
 
 
-def test_helper_rounds_the_missing_value_to_the_dataset_type(tmp_path):
+@pytest.mark.parametrize("codec", CODECS)
+def test_helper_rounds_the_missing_value_to_the_dataset_type(tmp_path, codec):
     """h5zgpu.filter(missing=-1e34, dtype=np.float32) names the float32 -1e34 the data holds."""
     a, land = ocean((64, 80), np.float32, -1e34, 0.4, seed=7)
     path = tmp_path / "h.h5"
     with h5py.File(path, "w") as f:
         f.create_dataset("sst", data=a, chunks=(32, 40),
-                         **h5zgpu.filter("fixed", mode="abs", eb=EB, missing=-1e34,
+                         **h5zgpu.filter(codec, mode="abs", eb=EB, missing=-1e34,
                                          dtype=np.float32))
     with h5py.File(path, "r") as f:
         back = f["sst"][...]
+    assert np.array_equal(back[land].view(np.uint32), a[land].view(np.uint32))
+    assert np.max(np.abs(back[~land].astype(np.float64) - a[~land].astype(np.float64))) <= EB
+
+
+@pytest.mark.parametrize("radius", [8, 64, 1024])
+def test_huffman_radius_with_missing_value(tmp_path, radius):
+    """A radius after the missing value (flags bit 2): every radius keeps the bound; the chunks
+    are Huffman's."""
+    a, land = ocean((64, 96), np.float32, -1e34, 0.4, seed=3)
+    path = tmp_path / "r.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("sst", data=a, chunks=(32, 48),
+                         **h5zgpu.filter("huffman", mode="abs", eb=EB, missing=-1e34,
+                                         dtype=np.float32, radius=radius))
+    with h5py.File(path, "r") as f:
+        back = f["sst"][...]
+        codecs = chunk_codecs(f["sst"])
+    assert set(codecs) <= {0, 2} and 2 in codecs, codecs
     assert np.array_equal(back[land].view(np.uint32), a[land].view(np.uint32))
     assert np.max(np.abs(back[~land].astype(np.float64) - a[~land].astype(np.float64))) <= EB

@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 
 import h5zgpu
-from checks import assert_within_bound, smooth, with_specials
+from checks import assert_within_bound, chunk_codecs, smooth, with_specials
+
+# h5repack's UD codec number, and the codec bytes its chunks may carry (0: stored raw)
+REPACK_CODECS = {"fixed": (1, {0, 1}), "huffman": (2, {0, 2}), "auto": (0, {0, 1, 2})}
 
 
 def run(*args, ok=True):
@@ -28,15 +31,20 @@ def plain_file(tmp_path):
     return path, {"rho": a, "grp/t": b}
 
 
+@pytest.mark.parametrize("codec", list(REPACK_CODECS))
 @pytest.mark.parametrize("mode,eb", [("abs", 1e-3), ("rel", 1e-4), ("pwrel", 1e-3)])
-def test_h5repack_compress_dump_restore(tmp_path, plain_file, h5repack, h5dump, mode, eb):
+def test_h5repack_compress_dump_restore(tmp_path, plain_file, h5repack, h5dump, mode, eb, codec):
     src, data = plain_file
+    number, written = REPACK_CODECS[codec]
     lo, hi = h5zgpu.eb_to_words(eb)
     packed, restored = tmp_path / "out.h5", tmp_path / "back.h5"
-    run(h5repack, "-f", f"UD=33900,0,4,1,{h5zgpu.MODES[mode]},{lo},{hi}", src, packed)
+    run(h5repack, "-f", f"UD=33900,0,4,{number},{h5zgpu.MODES[mode]},{lo},{hi}", src, packed)
 
     dump = run(h5dump, "-pH", packed).stdout
     assert "33900" in dump and "h5zgpu" in dump, dump
+    assert f"PARAMS {{ {number} {h5zgpu.MODES[mode]} " in dump, dump
+    # h5dump decodes every chunk (values within bound: h5py below, on the same file)
+    run(h5dump, "-d", "/rho", packed)
 
     with h5py.File(packed, "r") as f:
         for name, a in data.items():
@@ -44,6 +52,10 @@ def test_h5repack_compress_dump_restore(tmp_path, plain_file, h5repack, h5dump, 
             assert d.id.get_create_plist().get_filter(0)[0] == 33900
             assert d.id.get_storage_size() < a.nbytes
             assert_within_bound(a, d[...], mode, eb, d.chunks)
+            codecs = chunk_codecs(d)
+            assert set(codecs) <= written, codecs
+            if codec == "huffman":
+                assert 2 in codecs, codecs
             chunks = d.chunks
 
     run(h5repack, "-f", "NONE", packed, restored)
@@ -103,16 +115,18 @@ def test_command_usage_errors(h5zgpu_bin, args, text):
     assert p.returncode == 2 and text in p.stderr, p.stderr
 
 
+@pytest.mark.parametrize("codec", ["fixed", "huffman", "auto"])
 @pytest.mark.parametrize("dtype,flag", [(np.float32, "f32"), (np.float64, "f64")])
 @pytest.mark.parametrize("mode,eb", [("abs", 1e-3), ("rel", 1e-3), ("pwrel", 1e-2)])
-def test_command_compress_decompress_check(tmp_path, h5zgpu_bin, dtype, flag, mode, eb):
+def test_command_compress_decompress_check(tmp_path, h5zgpu_bin, dtype, flag, mode, eb, codec):
     a = with_specials(smooth((20, 30, 40), dtype))
     raw, packed, back = tmp_path / "a.raw", tmp_path / "a.h5zg", tmp_path / "b.raw"
     a.tofile(raw)
     report = run(h5zgpu_bin, "compress", "-i", raw, "-o", packed, "-t", flag, "-d", "20,30,40",
-                 "--codec", "fixed", "--mode", mode, "--eb", repr(eb)).stdout
+                 "--codec", codec, "--mode", mode, "--eb", repr(eb)).stdout
     assert "bound holds" in report and "ratio" in report, report
-    assert packed.read_bytes()[:4] == b"H5ZG"
+    chunk = packed.read_bytes()
+    assert chunk[:4] == b"H5ZG" and chunk[5] in REPACK_CODECS[codec][1], chunk[:8]
     run(h5zgpu_bin, "decompress", "-i", packed, "-o", back)
     b = np.fromfile(back, dtype=dtype).reshape(a.shape)
     assert_within_bound(a, b, mode, eb, a.shape)  # the whole array is one chunk

@@ -1,5 +1,7 @@
 /* What the API refuses: invalid parameters, damaged, truncated and future chunks. Each must give
- * an error status, never a crash and never OK with wrong values. */
+ * an error status, never a crash and never OK with wrong values. The Huffman payload (codec 2)
+ * is also taken apart field by field, behind a repaired checksum, and built by hand from
+ * docs/FORMAT.md to reach the checks a mutation cannot: each must give H5ZGPU_E_CORRUPT. */
 #include "util.h"
 
 #include <math.h>
@@ -18,7 +20,6 @@ static const struct {
     h5zgpu_status want;
 } bad_params[] = {
     {"codec 3", 0, 3, H5ZGPU_E_INVALID_ARG},
-    {"codec 2 (Huffman, not built)", 0, 2, H5ZGPU_E_UNSUPPORTED},
     {"mode 3", 1, 3, H5ZGPU_E_INVALID_ARG},
     {"eb -1e-3", 2, -1e-3, H5ZGPU_E_INVALID_ARG},
     {"eb NaN", 2, NAN, H5ZGPU_E_INVALID_ARG},
@@ -30,6 +31,8 @@ static const struct {
     {"rank 33", 4, 33, H5ZGPU_E_INVALID_ARG},
     {"dimension 0", 6, 0, H5ZGPU_E_INVALID_ARG},
     {"dimension 2^32", 6, 4294967296.0, H5ZGPU_E_INVALID_ARG},
+    {"Huffman radius 1", 7, 1, H5ZGPU_E_INVALID_ARG},
+    {"Huffman radius 1025", 7, 1025, H5ZGPU_E_INVALID_ARG},
 };
 
 static h5zgpu_params with(int field, double v)
@@ -43,6 +46,7 @@ static h5zgpu_params with(int field, double v)
     case 4: p.rank = (unsigned)v; break;
     case 5: p.mode = H5ZGPU_MODE_PWREL, p.eb = v; break;
     case 6: p.dims[1] = (uint64_t)v; break;
+    case 7: p.codec = H5ZGPU_CODEC_HUFFMAN, p.radius = (unsigned)v; break;
     }
     return p;
 }
@@ -68,24 +72,44 @@ static void invalid_params(void)
               "a NULL input was accepted");
 }
 
+/* A valid chunk, made from a pattern with a few NaN/Inf placed by hand (verbatim values). */
 typedef struct sample {
     const char *name;
+    h5zgpu_params p;
     tu_pattern pattern;
+    unsigned codec;    /* the codec the chunk must be written with */
+    unsigned specials; /* NaN and +-Inf every n/specials elements (0: none) */
     uint8_t *chunk;
-    size_t len;
+    size_t len, raw;
 } sample;
+
+static const uint32_t nan_inf32[] = {0x7FC00001u, 0x7F800000u, 0xFF800000u};
+static const uint64_t nan_inf64[] = {0x7FF8000000000001u, 0x7FF0000000000000u,
+                                     0xFFF0000000000000u};
 
 static void make_sample(sample *s)
 {
-    float in[120], back[120];
-    size_t cap = h5zgpu_compress_bound(&good), n;
+    size_t n = (size_t)tu_count(&s->p), cap = h5zgpu_compress_bound(&s->p), got;
+    s->raw = n * tu_esize(s->p.dtype);
+    uint8_t *in = malloc(s->raw), *back = malloc(s->raw);
     s->chunk = malloc(cap);
-    tu_fill(H5ZGPU_FLOAT32, 120, s->pattern, 5, in);
-    h5zgpu_status st = h5zgpu_compress(&good, in, s->chunk, cap, &s->len, NULL);
-    st = st == H5ZGPU_OK ? h5zgpu_decompress(s->chunk, s->len, back, sizeof back, &n, NULL)
-                         : st;
+    tu_fill_shape(&s->p, s->pattern, 5, in);
+    for (unsigned k = 0; k < s->specials; k++) {
+        size_t i = n / s->specials * k + 1;
+        if (s->p.dtype == H5ZGPU_FLOAT32)
+            memcpy(in + 4 * i, &nan_inf32[k % 3], 4);
+        else
+            memcpy(in + 8 * i, &nan_inf64[k % 3], 8);
+    }
+    h5zgpu_info info;
+    h5zgpu_status st = h5zgpu_compress(&s->p, in, s->chunk, cap, &s->len, NULL);
+    st = st == H5ZGPU_OK ? h5zgpu_decompress(s->chunk, s->len, back, s->raw, &got, NULL) : st;
     tu_expect(st == H5ZGPU_OK, "%s: sample chunk does not round-trip (%s)", s->name,
               h5zgpu_last_error());
+    tu_expect(h5zgpu_chunk_info(s->chunk, s->len, &info) == H5ZGPU_OK && info.codec == s->codec,
+              "%s: not written with codec %u", s->name, s->codec);
+    free(in);
+    free(back);
 }
 
 /* Decodes a damaged copy: an error is required when `must_fail`; otherwise (a payload changed
@@ -93,16 +117,17 @@ static void make_sample(sample *s)
 static void decode_damaged(const sample *s, const uint8_t *buf, size_t len, int must_fail,
                            const char *what, size_t at)
 {
-    float out[120];
+    void *out = malloc(s->raw);
     size_t n = 0;
-    h5zgpu_status st = h5zgpu_decompress(buf, len, out, sizeof out, &n, NULL);
+    h5zgpu_status st = h5zgpu_decompress(buf, len, out, s->raw, &n, NULL);
     /* a damaged shape can also claim more than the output holds: any error status will do */
     if (must_fail)
         tu_expect(st != H5ZGPU_OK, "%s: %s at %zu was decoded as a valid chunk", s->name, what,
                   at);
     else
-        tu_expect(st != H5ZGPU_OK || n == sizeof out, "%s: %s at %zu returned OK with %zu bytes",
+        tu_expect(st != H5ZGPU_OK || n == s->raw, "%s: %s at %zu returned OK with %zu bytes",
                   s->name, what, at, n);
+    free(out);
 }
 
 static void damage(sample *s)
@@ -134,17 +159,18 @@ static void damage(sample *s)
 static void newer_version(const sample *s)
 {
     uint8_t *buf = malloc(s->len);
-    float out[120];
+    void *out = malloc(s->raw);
     size_t n;
     memcpy(buf, s->chunk, s->len);
     buf[4] = H5ZGPU_FORMAT_VERSION + 1;
     tu_fix_checksum(buf, s->len);
     h5zgpu_info info;
     tu_expect(h5zgpu_chunk_info(buf, s->len, &info) == H5ZGPU_E_VERSION &&
-                  h5zgpu_decompress(buf, s->len, out, sizeof out, &n, NULL) == H5ZGPU_E_VERSION,
+                  h5zgpu_decompress(buf, s->len, out, s->raw, &n, NULL) == H5ZGPU_E_VERSION,
               "%s: a version %u chunk was not refused with H5ZGPU_E_VERSION", s->name,
               H5ZGPU_FORMAT_VERSION + 1);
     free(buf);
+    free(out);
 }
 
 /* The test's own checksum (FORMAT.md's definition) must agree with the codec's. */
@@ -158,21 +184,607 @@ static void checksum_matches_format(const sample *s)
     free(buf);
 }
 
+/* ---- the Huffman payload, field by field (docs/FORMAT.md, "Huffman payload") ---- */
+
+#define HZ_OFF_PAYLOAD_LEN 32u
+#define HP_OFF_FORM 8u
+#define HP_OFF_ORDER 9u
+#define HP_OFF_RADIUS 10u
+#define HP_OFF_RUN_TOKEN 12u
+#define HP_OFF_RESERVED 14u
+#define HP_OFF_N_OUT 16u
+#define HP_OFF_N_VERB 20u
+#define HP_OFF_CODEBOOK 24u      /* u16 m0, u16 m1, then m0 + m1 nibbles */
+#define HP_OFF_LENGTHS 28u
+#define HP_SUB 4096u
+#define HP_RUN_MAX 256u
+#define HP_MAX_LEN 15u
+#define HP_PAIR_MIN_RADIUS 9u
+#define HP_MAX_SYMS (2u * 1024u + HP_RUN_MAX)
+
+static uint32_t get_le(const uint8_t *p, unsigned bytes)
+{
+    uint32_t v = 0;
+    for (unsigned b = 0; b < bytes; b++)
+        v |= (uint32_t)p[b] << (8 * b);
+    return v;
+}
+
+static void put_le(uint8_t *p, uint64_t v, unsigned bytes)
+{
+    for (unsigned b = 0; b < bytes; b++)
+        p[b] = (uint8_t)(v >> (8 * b));
+}
+
+static size_t pad4(size_t v)
+{
+    return (v + 3) & ~(size_t)3;
+}
+
+/* Where the sections of a Huffman payload lie, from its fields. */
+typedef struct hlayout {
+    size_t hlen, plen, n, nsub, es, off_sub, off_stream, stream_bytes, off_out_pos,
+        off_out_delta, off_verb_pos, off_verb_val;
+    unsigned form, radius, m0, m1, m; /* m: the lengths stored, m0 + m1 */
+    uint32_t n_out, n_verb;
+} hlayout;
+
+static hlayout locate(const uint8_t *chunk, size_t len)
+{
+    h5zgpu_info info;
+    hlayout L = {0};
+    if (h5zgpu_chunk_info(chunk, len, &info) != H5ZGPU_OK)
+        return L;
+    const uint8_t *pay = chunk + info.header_len;
+    L.hlen = (size_t)info.header_len;
+    L.plen = (size_t)info.payload_len;
+    L.es = tu_esize(info.dtype);
+    L.n = (size_t)(info.raw_len / L.es);
+    L.nsub = (L.n + HP_SUB - 1) / HP_SUB;
+    L.form = pay[HP_OFF_FORM];
+    L.radius = get_le(pay + HP_OFF_RADIUS, 2);
+    L.n_out = get_le(pay + HP_OFF_N_OUT, 4);
+    L.n_verb = get_le(pay + HP_OFF_N_VERB, 4);
+    L.m0 = get_le(pay + HP_OFF_CODEBOOK, 2);
+    L.m1 = get_le(pay + HP_OFF_CODEBOOK + 2, 2);
+    L.m = L.m0 + L.m1;
+    L.off_sub = HP_OFF_CODEBOOK + pad4(4 + (L.m + 1) / 2);
+    L.off_stream = L.off_sub + pad4(2 * L.nsub);
+    L.off_verb_val = L.plen - L.es * L.n_verb;
+    L.off_verb_pos = L.off_verb_val - 4 * (size_t)L.n_verb;
+    L.off_out_delta = L.off_verb_pos - 4 * (size_t)L.n_out;
+    L.off_out_pos = L.off_out_delta - 4 * (size_t)L.n_out;
+    L.stream_bytes = L.off_out_pos - L.off_stream;
+    return L;
+}
+
+/* Decodes a chunk whose payload is now plen bytes, after rewriting the header's payload length
+ * and the checksum; returns the status. The chunk is copied to a buffer of exactly its length,
+ * so that valgrind and ASan see any read past it. */
+static h5zgpu_status decode_edited(uint8_t *buf, size_t hlen, size_t plen, size_t raw)
+{
+    void *out = malloc(raw);
+    uint8_t *exact = malloc(hlen + plen);
+    size_t n;
+    put_le(buf + HZ_OFF_PAYLOAD_LEN, plen, 8);
+    tu_fix_checksum(buf, hlen + plen);
+    memcpy(exact, buf, hlen + plen);
+    h5zgpu_status st = h5zgpu_decompress(exact, hlen + plen, out, raw, &n, NULL);
+    free(out);
+    free(exact);
+    return st;
+}
+
+/* Edits of an encoder-made Huffman payload. Each breaks one rule of FORMAT.md's list. */
+typedef enum edit_kind {
+    E_TRUNCATE,    /* keep the payload up to an anchor (arg: 0 nothing, 1 the fixed part but
+                    * one byte, 2 the codebook but one byte, 3 the sub-chunk table but one byte,
+                    * 4 the stream, 5 all but the last byte, 6 the fixed part and m0 only, 7 the
+                    * fixed part, m0 and one byte of m1) */
+    E_EXTRA_BYTE,  /* one zero byte appended */
+    E_SET8,        /* byte at offset `at` := arg */
+    E_SET16,       /* u16 at `at` := arg (arg 0x10000: 2R; 0x10001: 2R + 256) */
+    E_SET32,       /* u32 at `at` := arg (arg -1: n + 1; arg -2: itself + 1) */
+    E_CODEBOOK_M,  /* m0 := arg (0x10000: 2R + 1) */
+    E_CODEBOOK_M1, /* m1 := arg (0x10000: the run or pair tokens' 256 + 1) */
+    E_KRAFT,       /* every used token given length 1: the code space over-fills */
+    E_CB_PAD,      /* a codebook padding bit set (the odd token's nibble or a pad byte) */
+    E_SUB_BITS,    /* sub-chunk 0's bit length + arg (int) */
+    E_SUB_SWAP,    /* sub-chunks 0 and 1 exchange their bit lengths */
+    E_SUB_PAD,     /* the sub-chunk table's padding */
+    E_STREAM_PAD,  /* a bit after the stream's last bit */
+    E_OUT_ORDER,   /* outlier 1 at outlier 0's position */
+    E_OUT_PAST,    /* outlier 0 at position n */
+    E_OUT_NOT_ESC, /* an outlier moved to the position before it, which is no outlier's */
+    E_OUT_DELTA,   /* outlier 0's delta := arg */
+    E_OUT_DROP,    /* the last outlier removed: an escape token without one */
+    E_VERB_ORDER,  /* verbatim value 1 at value 0's position */
+    E_VERB_PAST    /* verbatim value 0 at position n */
+} edit_kind;
+
+static const struct {
+    const char *what;
+    size_t sample; /* index into huff_samples */
+    edit_kind kind;
+    size_t at;
+    int64_t arg;
+} edits[] = {
+    {"payload empty", 0, E_TRUNCATE, 0, 0},
+    {"fixed part cut short", 0, E_TRUNCATE, 0, 1},
+    {"codebook sizes cut after m0", 0, E_TRUNCATE, 0, 6},
+    {"codebook sizes cut inside m1", 1, E_TRUNCATE, 0, 7},
+    {"codebook cut short", 0, E_TRUNCATE, 0, 2},
+    {"sub-chunk table cut short", 0, E_TRUNCATE, 0, 3},
+    {"outliers and verbatim values missing", 0, E_TRUNCATE, 0, 4},
+    {"last verbatim byte missing", 0, E_TRUNCATE, 0, 5},
+    {"form 1 payload cut short", 1, E_TRUNCATE, 0, 5},
+    {"one byte too many", 0, E_EXTRA_BYTE, 0, 0},
+    {"form 3", 0, E_SET8, HP_OFF_FORM, 3},
+    {"form 255", 1, E_SET8, HP_OFF_FORM, 255},
+    {"form 2 (pairs) with radius 8", 0, E_SET8, HP_OFF_FORM, 2},
+    {"order 0", 0, E_SET8, HP_OFF_ORDER, 0},
+    {"order 3 in a 2-D chunk", 0, E_SET8, HP_OFF_ORDER, 3},
+    {"order 4 in a 3-D chunk", 1, E_SET8, HP_OFF_ORDER, 4},
+    {"radius 0", 0, E_SET16, HP_OFF_RADIUS, 0},
+    {"radius 1", 1, E_SET16, HP_OFF_RADIUS, 1},
+    {"radius 1025", 0, E_SET16, HP_OFF_RADIUS, 1025},
+    {"run token in form 0", 0, E_SET16, HP_OFF_RUN_TOKEN, 2},
+    {"run token 2R in form 1", 1, E_SET16, HP_OFF_RUN_TOKEN, 0x10000},
+    {"reserved bytes", 0, E_SET16, HP_OFF_RESERVED, 1},
+    {"more outliers than elements", 0, E_SET32, HP_OFF_N_OUT, -1},
+    {"more verbatim values than elements", 0, E_SET32, HP_OFF_N_VERB, -1},
+    {"one outlier more", 1, E_SET32, HP_OFF_N_OUT, -2},
+    {"one verbatim value more", 0, E_SET32, HP_OFF_N_VERB, -2},
+    {"outlier count 2^32-1", 1, E_SET32, HP_OFF_N_OUT, 0xFFFFFFFF},
+    {"codebook of no token", 0, E_CODEBOOK_M, 0, 0},
+    {"codebook past the delta tokens", 0, E_CODEBOOK_M, 0, 0x10000},
+    {"codebook past the delta tokens, form 1", 1, E_CODEBOOK_M, 0, 0x10000},
+    {"codebook of run tokens in form 0", 0, E_CODEBOOK_M1, 0, 1},
+    {"codebook past the run tokens", 1, E_CODEBOOK_M1, 0, 0x10000},
+    {"codebook of 65535 tokens", 0, E_CODEBOOK_M, 0, 0xFFFF},
+    {"codebook of 65535 run tokens", 1, E_CODEBOOK_M1, 0, 0xFFFF},
+    {"code space over-filled (Kraft)", 0, E_KRAFT, 0, 0},
+    {"code space over-filled, form 1", 1, E_KRAFT, 0, 0},
+    {"codebook padding, form 1", 1, E_CB_PAD, 0, 0},
+    {"sub-chunk 0 one bit longer", 0, E_SUB_BITS, 0, 1},
+    {"sub-chunk 0 one bit shorter", 0, E_SUB_BITS, 0, -1},
+    {"sub-chunk 0 eight bits longer", 1, E_SUB_BITS, 0, 8},
+    {"sub-chunk bit lengths exchanged", 0, E_SUB_SWAP, 0, 0},
+    {"sub-chunk table padding", 0, E_SUB_PAD, 0, 0},
+    {"stream padding", 0, E_STREAM_PAD, 0, 0},
+    {"stream padding, form 1", 1, E_STREAM_PAD, 0, 0},
+    {"outlier positions not increasing", 0, E_OUT_ORDER, 0, 0},
+    {"outlier past the chunk", 1, E_OUT_PAST, 0, 0},
+    {"outlier at a token that is no escape", 0, E_OUT_NOT_ESC, 0, 0},
+    {"outlier at a token that is no escape, form 1", 1, E_OUT_NOT_ESC, 0, 0},
+    {"outlier delta INT32_MIN", 0, E_OUT_DELTA, 0, INT32_MIN},
+    {"outlier delta INT32_MIN + 1", 1, E_OUT_DELTA, 0, INT32_MIN + 1},
+    {"escape token without its outlier", 0, E_OUT_DROP, 0, 0},
+    {"escape token without its outlier, form 1", 1, E_OUT_DROP, 0, 0},
+    {"verbatim positions not increasing", 0, E_VERB_ORDER, 0, 0},
+    {"verbatim position past the chunk", 0, E_VERB_PAST, 0, 0},
+    {"verbatim position past the chunk, form 1", 1, E_VERB_PAST, 0, 0},
+};
+
+/* Applies an edit to buf (a copy of the chunk with room for one more byte); returns the new
+ * payload length, or -1 when the sample lacks what the edit needs. */
+static int64_t apply_edit(size_t e, const hlayout *L, uint8_t *buf)
+{
+    uint8_t *pay = buf + L->hlen;
+    size_t cb_end = HP_OFF_LENGTHS + (L->m + 1) / 2, plen = L->plen;
+    int64_t arg = edits[e].arg;
+    switch (edits[e].kind) {
+    case E_TRUNCATE: {
+        const size_t keep[] = {0, HP_OFF_CODEBOOK - 1, L->off_sub - 1, L->off_stream - 1,
+                               L->off_out_pos, L->plen - 1, HP_OFF_CODEBOOK + 2,
+                               HP_OFF_CODEBOOK + 3};
+        return (int64_t)keep[arg];
+    }
+    case E_EXTRA_BYTE: pay[plen] = 0; return plen + 1;
+    case E_SET8: pay[edits[e].at] = (uint8_t)arg; return plen;
+    case E_SET16:
+        put_le(pay + edits[e].at, arg == 0x10000 ? 2 * L->radius : (uint64_t)arg, 2);
+        return plen;
+    case E_SET32: {
+        uint64_t old = get_le(pay + edits[e].at, 4);
+        put_le(pay + edits[e].at, arg == -1 ? L->n + 1 : arg == -2 ? old + 1 : (uint64_t)arg, 4);
+        return plen;
+    }
+    case E_CODEBOOK_M:
+        if (arg == 0) /* and no run tokens either */
+            put_le(pay + HP_OFF_CODEBOOK + 2, 0, 2);
+        put_le(pay + HP_OFF_CODEBOOK, arg == 0x10000 ? 2 * L->radius + 1 : (uint64_t)arg, 2);
+        return plen;
+    case E_CODEBOOK_M1:
+        put_le(pay + HP_OFF_CODEBOOK + 2, arg == 0x10000 ? HP_RUN_MAX + 1 : (uint64_t)arg, 2);
+        return plen;
+    case E_KRAFT: {
+        unsigned used = 0;
+        for (unsigned k = 0; k < L->m; k++) {
+            uint8_t *b = pay + HP_OFF_LENGTHS + k / 2;
+            unsigned shift = 4 * (k & 1u);
+            if ((*b >> shift) & 15u) {
+                *b = (uint8_t)((*b & ~(15u << shift)) | 1u << shift);
+                used++;
+            }
+        }
+        return used >= 3 ? (int64_t)plen : -1;
+    }
+    case E_CB_PAD:
+        if (L->m & 1u)
+            pay[cb_end - 1] |= 0x10; /* the high nibble after the last token's */
+        else if (L->off_sub > cb_end)
+            pay[cb_end] = 1;
+        else
+            return -1;
+        return plen;
+    case E_SUB_BITS:
+        put_le(pay + L->off_sub, (uint64_t)((int64_t)get_le(pay + L->off_sub, 2) + arg), 2);
+        return plen;
+    case E_SUB_SWAP: {
+        uint32_t a = get_le(pay + L->off_sub, 2), b = get_le(pay + L->off_sub + 2, 2);
+        if (L->nsub < 2 || a == b)
+            return -1;
+        put_le(pay + L->off_sub, b, 2);
+        put_le(pay + L->off_sub + 2, a, 2);
+        return plen;
+    }
+    case E_SUB_PAD:
+        if (L->off_stream == L->off_sub + 2 * L->nsub)
+            return -1;
+        pay[L->off_stream - 1] = 1;
+        return plen;
+    case E_STREAM_PAD: {
+        uint64_t bits = 0;
+        for (size_t s = 0; s < L->nsub; s++)
+            bits += get_le(pay + L->off_sub + 2 * s, 2);
+        if (bits / 8 >= L->stream_bytes)
+            return -1;
+        pay[L->off_stream + bits / 8] |= (uint8_t)(1u << (bits % 8));
+        return plen;
+    }
+    case E_OUT_ORDER:
+    case E_OUT_PAST:
+    case E_OUT_NOT_ESC:
+    case E_OUT_DELTA: {
+        uint8_t *pos = pay + L->off_out_pos, *delta = pay + L->off_out_delta;
+        uint32_t p0 = L->n_out ? get_le(pos, 4) : 0;
+        if (L->n_out < 2)
+            return -1;
+        if (edits[e].kind == E_OUT_ORDER) {
+            put_le(pos + 4, p0, 4);
+        } else if (edits[e].kind == E_OUT_PAST) {
+            put_le(pos, L->n, 4);
+        } else if (edits[e].kind == E_OUT_NOT_ESC) {
+            size_t k = 1;
+            while (k < L->n_out && get_le(pos + 4 * k, 4) - 1 == get_le(pos + 4 * (k - 1), 4))
+                k++;
+            if (k == L->n_out)
+                return -1;
+            put_le(pos + 4 * k, get_le(pos + 4 * k, 4) - 1, 4);
+        } else {
+            put_le(delta, (uint32_t)(int32_t)arg, 4);
+        }
+        return plen;
+    }
+    case E_OUT_DROP: {
+        if (L->n_out == 0)
+            return -1;
+        /* positions 0..k-2, deltas 0..k-2, then the verbatim sections, closed up */
+        size_t k = L->n_out, tail = L->plen - L->off_verb_pos;
+        memmove(pay + L->off_out_pos + 4 * (k - 1), pay + L->off_out_delta, 4 * (k - 1));
+        memmove(pay + L->off_out_pos + 8 * (k - 1), pay + L->off_verb_pos, tail);
+        put_le(pay + HP_OFF_N_OUT, k - 1, 4);
+        return plen - 8;
+    }
+    case E_VERB_ORDER:
+    case E_VERB_PAST: {
+        uint8_t *pos = pay + L->off_verb_pos;
+        if (L->n_verb < 2)
+            return -1;
+        put_le(pos + (edits[e].kind == E_VERB_ORDER ? 4 : 0),
+               edits[e].kind == E_VERB_ORDER ? get_le(pos, 4) : L->n, 4);
+        return plen;
+    }
+    }
+    return -1;
+}
+
+static void huffman_edits(const sample *samples, size_t count)
+{
+    for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++) {
+        const sample *s = &samples[edits[e].sample % count];
+        hlayout L = locate(s->chunk, s->len);
+        uint8_t *buf = malloc(s->len + 1);
+        memcpy(buf, s->chunk, s->len);
+        int64_t plen = L.plen ? apply_edit(e, &L, buf) : -1;
+        tu_expect(plen >= 0, "%s: the sample %s lacks what the edit needs (pick another)",
+                  edits[e].what, s->name);
+        if (plen >= 0) {
+            h5zgpu_status st = decode_edited(buf, L.hlen, (size_t)plen, s->raw);
+            tu_expect(st == H5ZGPU_E_CORRUPT, "%s (%s): decoded -> %s, want corrupt (%s)",
+                      edits[e].what, s->name, h5zgpu_status_string(st), h5zgpu_last_error());
+        }
+        free(buf);
+    }
+}
+
+/* ---- Huffman payloads built by hand ----
+ * A 1-D float32 chunk of HB_N elements (two sub-chunks) whose payload the test writes itself:
+ * base, fields, codebook, canonical codes and outliers as FORMAT.md describes them. The
+ * controls must decode to the values they describe; the others break one stream rule each.
+ * Form 2 writes each pair as one token, two elements. */
+#define HB_N (HP_SUB + 100u)
+#define HB_VALUE 3.25f   /* every element of the template: base */
+#define HB_EB 1e-3       /* ABS: a code p decodes to base + 2 eb p */
+#define HB_UNUSED 0xFFFFu /* in a segment: the 2-bit code 11, which no token has */
+
+typedef struct hb_case {
+    const char *what;
+    h5zgpu_status want;
+    unsigned form, radius, run_token;
+    struct {
+        unsigned token, len;
+    } lens[4];
+    struct {
+        unsigned token, count;
+    } segs[5];
+    struct {
+        uint32_t pos;
+        int32_t delta;
+    } out[1];
+    unsigned n_out;
+    int verbatim_nan_at; /* -1: none */
+    int sub0_extra;      /* bits added to sub-chunk 0's stored length (+1: a zero bit too) */
+} hb_case;
+
+/* Pair tokens of radius 9 for the deltas' zigzag codes a, b: 2R + 16 a + b (FORMAT.md). */
+#define PAIR9(a, b) (18u + 16u * (a) + (b))
+/* Run tokens of radius 4 (huff_cpu.c: 2R + 256 - L, the longest run first). */
+#define RUN4(L) (8u + HP_RUN_MAX - (L))
+
+static const hb_case hand[] = {
+    {"control: form 0, all deltas 0", H5ZGPU_OK, 0, 4, 0, {{2, 1}, {3, 1}}, {{2, HB_N}},
+     {{0, 0}}, 0, -1, 0},
+    {"control: form 1, runs of 256 and 100", H5ZGPU_OK, 1, 4, 2, {{RUN4(256), 1}, {RUN4(100), 1}},
+     {{RUN4(256), 16}, {RUN4(100), 1}}, {{0, 0}}, 0, -1, 0},
+    {"control: an escape and its outlier, a verbatim NaN", H5ZGPU_OK, 0, 4, 0, {{1, 1}, {2, 1}},
+     {{2, 10}, {1, 1}, {2, HB_N - 11}}, {{10, 1000}}, 1, 5, 0},
+    {"control: form 2, pairs of deltas 0", H5ZGPU_OK, 2, 9, 0, {{PAIR9(0, 0), 1}, {2, 1}},
+     {{PAIR9(0, 0), HP_SUB / 2}, {PAIR9(0, 0), 50}}, {{0, 0}}, 0, -1, 0},
+    {"pair across a sub-chunk boundary", H5ZGPU_E_CORRUPT, 2, 9, 0, {{PAIR9(0, 0), 1}, {2, 1}},
+     {{PAIR9(0, 0), HP_SUB / 2 - 1}, {2, 1}, {PAIR9(0, 0), 1}, {2, 99}}, {{0, 0}}, 0, -1, 0},
+    {"lone run token in form 1", H5ZGPU_E_CORRUPT, 1, 4, 2,
+     {{2, 2}, {RUN4(255), 2}, {RUN4(256), 2}, {RUN4(100), 2}},
+     {{2, 1}, {RUN4(255), 1}, {RUN4(256), 15}, {RUN4(100), 1}}, {{0, 0}}, 0, -1, 0},
+    {"run past the chunk's end", H5ZGPU_E_CORRUPT, 1, 4, 2, {{RUN4(256), 1}, {RUN4(100), 1}},
+     {{RUN4(256), 17}}, {{0, 0}}, 0, -1, 0},
+    {"run across a sub-chunk boundary", H5ZGPU_E_CORRUPT, 1, 4, 2,
+     {{RUN4(256), 1}, {3, 2}, {RUN4(99), 2}},
+     {{RUN4(256), 15}, {3, 1}, {RUN4(256), 1}, {RUN4(99), 1}}, {{0, 0}}, 0, -1, 0},
+    {"fill token in a chunk without fill", H5ZGPU_E_CORRUPT, 0, 4, 0, {{0, 1}, {2, 1}},
+     {{0, 1}, {2, HB_N - 1}}, {{0, 0}}, 0, -1, 0},
+    {"code that no token has", H5ZGPU_E_CORRUPT, 0, 4, 0, {{2, 1}, {3, 2}},
+     {{2, 100}, {HB_UNUSED, 1}, {2, HB_N - 101}}, {{0, 0}}, 0, -1, 0},
+    {"token past the form 0 alphabet", H5ZGPU_E_CORRUPT, 0, 4, 0, {{2, 1}, {8, 1}},
+     {{2, HB_N}}, {{0, 0}}, 0, -1, 0},
+    {"escape token without outlier", H5ZGPU_E_CORRUPT, 0, 4, 0, {{1, 1}, {2, 1}},
+     {{2, 10}, {1, 1}, {2, HB_N - 11}}, {{0, 0}}, 0, -1, 0},
+    {"outlier at a delta-0 token", H5ZGPU_E_CORRUPT, 0, 4, 0, {{2, 1}, {3, 1}}, {{2, HB_N}},
+     {{10, 1000}}, 1, -1, 0},
+    {"sub-chunk 0 ends one bit after its codes", H5ZGPU_E_CORRUPT, 0, 4, 0, {{2, 1}, {3, 1}},
+     {{2, HB_N}}, {{0, 0}}, 0, -1, 1},
+    {"sub-chunk 0 ends inside its last code", H5ZGPU_E_CORRUPT, 0, 4, 0, {{2, 1}, {3, 1}},
+     {{2, HB_N}}, {{0, 0}}, 0, -1, -1},
+};
+
+/* An LSB-first bit writer over a zeroed buffer. */
+typedef struct bitw {
+    uint8_t *s;
+    size_t bit;
+} bitw;
+
+static void put_bits(bitw *w, unsigned code, unsigned len)
+{
+    for (unsigned i = 0; i < len; i++, w->bit++)
+        w->s[w->bit / 8] |= (uint8_t)(((code >> i) & 1u) << (w->bit % 8));
+}
+
+/* Deflate's canonical codes, bit-reversed for the LSB-first stream. */
+static void canonical(const uint8_t *len, unsigned m, unsigned *code)
+{
+    unsigned count[HP_MAX_LEN + 1] = {0}, next[HP_MAX_LEN + 1], c = 0;
+    for (unsigned t = 0; t < m; t++)
+        count[len[t]]++;
+    count[0] = 0;
+    for (unsigned l = 1; l <= HP_MAX_LEN; l++)
+        next[l] = c = (c + count[l - 1]) << 1;
+    for (unsigned t = 0; t < m; t++) {
+        unsigned v = len[t] ? next[len[t]]++ : 0, r = 0;
+        for (unsigned i = 0; i < len[t]; i++)
+            r |= ((v >> i) & 1u) << (len[t] - 1 - i);
+        code[t] = r;
+    }
+}
+
+/* Writes the payload of case c after the template's header; returns the payload length. */
+static size_t build_hand(const hb_case *c, const uint8_t *tmpl_pay, uint8_t *pay)
+{
+    static uint8_t len[HP_MAX_SYMS];
+    static unsigned code[HP_MAX_SYMS];
+    static uint8_t stream[HB_N * 2];
+    unsigned m = 0;
+    memset(len, 0, sizeof len);
+    for (size_t i = 0; i < 4 && c->lens[i].len; i++) {
+        len[c->lens[i].token] = (uint8_t)c->lens[i].len;
+        m = c->lens[i].token + 1 > m ? c->lens[i].token + 1 : m;
+    }
+    canonical(len, m, code);
+    memset(stream, 0, sizeof stream);
+    bitw w = {stream, 0};
+    size_t elems = 0, sub_bits[2] = {0, 0};
+    int sub = 0;
+    for (size_t s = 0; s < 5 && c->segs[s].count; s++)
+        for (unsigned k = 0; k < c->segs[s].count; k++) {
+            unsigned t = c->segs[s].token;
+            if (t == HB_UNUSED)
+                put_bits(&w, 3u, 2);
+            else
+                put_bits(&w, code[t], len[t]);
+            int high = t != HB_UNUSED && t >= 2 * c->radius; /* a run (form 1) or a pair */
+            elems += !high ? 1 : c->form == 1 ? HP_RUN_MAX - (t - 2 * c->radius) : 2;
+            if (sub == 0 && elems >= HP_SUB) {
+                if (c->sub0_extra > 0)
+                    w.bit += (size_t)c->sub0_extra; /* zero bits */
+                sub_bits[0] = w.bit;
+                sub = 1;
+            }
+        }
+    sub_bits[1] = w.bit - sub_bits[0];
+    if (c->sub0_extra < 0) {
+        sub_bits[0] -= (size_t)-c->sub0_extra;
+        sub_bits[1] += (size_t)-c->sub0_extra;
+    }
+    /* the codebook: lengths of tokens 0..m0-1, then of 2R..2R+m1-1 (run or pair tokens) */
+    unsigned m0 = 0, m1 = 0;
+    for (size_t i = 0; i < 4 && c->lens[i].len; i++) {
+        unsigned t = c->lens[i].token;
+        if (t < 2 * c->radius)
+            m0 = t + 1 > m0 ? t + 1 : m0;
+        else
+            m1 = t - 2 * c->radius + 1 > m1 ? t - 2 * c->radius + 1 : m1;
+    }
+    size_t cb = pad4(4 + (m0 + m1 + 1) / 2), sbytes = pad4((w.bit + 7) / 8);
+    size_t total = HP_OFF_CODEBOOK + cb + 4 + sbytes + 8 * c->n_out +
+                   (c->verbatim_nan_at >= 0 ? 8 : 0);
+    memset(pay, 0, total);
+    memcpy(pay, tmpl_pay, 8); /* base */
+    pay[HP_OFF_FORM] = (uint8_t)c->form;
+    pay[HP_OFF_ORDER] = 1;
+    put_le(pay + HP_OFF_RADIUS, c->radius, 2);
+    put_le(pay + HP_OFF_RUN_TOKEN, c->run_token, 2);
+    put_le(pay + HP_OFF_N_OUT, c->n_out, 4);
+    put_le(pay + HP_OFF_N_VERB, c->verbatim_nan_at >= 0, 4);
+    put_le(pay + HP_OFF_CODEBOOK, m0, 2);
+    put_le(pay + HP_OFF_CODEBOOK + 2, m1, 2);
+    for (unsigned k = 0; k < m0 + m1; k++)
+        pay[HP_OFF_LENGTHS + k / 2] |= (uint8_t)(len[k < m0 ? k : 2 * c->radius + k - m0]
+                                                 << (4 * (k & 1u)));
+    size_t o = HP_OFF_CODEBOOK + cb;
+    put_le(pay + o, sub_bits[0], 2);
+    put_le(pay + o + 2, sub_bits[1], 2);
+    o += 4;
+    memcpy(pay + o, stream, (w.bit + 7) / 8);
+    o += sbytes;
+    for (unsigned k = 0; k < c->n_out; k++)
+        put_le(pay + o + 4 * k, c->out[k].pos, 4);
+    for (unsigned k = 0; k < c->n_out; k++)
+        put_le(pay + o + 4 * (c->n_out + k), (uint32_t)c->out[k].delta, 4);
+    o += 8 * c->n_out;
+    if (c->verbatim_nan_at >= 0) {
+        put_le(pay + o, (uint32_t)c->verbatim_nan_at, 4);
+        put_le(pay + o + 4, nan_inf32[0], 4);
+        o += 8;
+    }
+    return o;
+}
+
+/* The value of element i the control describes: base + 2 eb x (sum of deltas so far). */
+static int control_matches(const hb_case *c, const float *out)
+{
+    int64_t p = 0;
+    for (size_t i = 0; i < HB_N; i++) {
+        if (c->n_out && i == c->out[0].pos)
+            p += c->out[0].delta;
+        float want = (float)((double)HB_VALUE + 2 * HB_EB * (double)p);
+        uint32_t wb, gb;
+        memcpy(&gb, &out[i], 4);
+        memcpy(&wb, &want, 4);
+        if ((int)i == c->verbatim_nan_at)
+            wb = nan_inf32[0];
+        if (wb != gb)
+            return 0;
+    }
+    return 1;
+}
+
+static void hand_built(void)
+{
+    h5zgpu_params p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_ABS, .eb = HB_EB,
+                       .dtype = H5ZGPU_FLOAT32, .rank = 1, .dims = {HB_N}};
+    static float in[HB_N], out[HB_N];
+    size_t cap = h5zgpu_compress_bound(&p) + 4 * HB_N, len, n;
+    uint8_t *tmpl = malloc(cap), *buf = malloc(cap);
+    for (size_t i = 0; i < HB_N; i++)
+        in[i] = HB_VALUE;
+    h5zgpu_info info;
+    h5zgpu_status st = h5zgpu_compress(&p, in, tmpl, cap, &len, NULL);
+    if (st != H5ZGPU_OK || h5zgpu_chunk_info(tmpl, len, &info) != H5ZGPU_OK || info.codec != 2) {
+        tu_expect(0, "hand-built payloads: the constant template is not a Huffman chunk (%s)",
+                  h5zgpu_last_error());
+        goto done;
+    }
+    for (size_t k = 0; k < sizeof hand / sizeof hand[0]; k++) {
+        const hb_case *c = &hand[k];
+        memcpy(buf, tmpl, (size_t)info.header_len);
+        size_t plen = build_hand(c, tmpl + info.header_len, buf + info.header_len);
+        put_le(buf + HZ_OFF_PAYLOAD_LEN, plen, 8);
+        tu_fix_checksum(buf, (size_t)info.header_len + plen);
+        st = h5zgpu_decompress(buf, (size_t)info.header_len + plen, out, sizeof out, &n, NULL);
+        tu_expect(st == c->want && (st != H5ZGPU_OK || control_matches(c, out)),
+                  "hand-built payload, %s: decoded -> %s (%s), want %s%s", c->what,
+                  h5zgpu_status_string(st), st == H5ZGPU_OK ? "" : h5zgpu_last_error(),
+                  h5zgpu_status_string(c->want),
+                  st == H5ZGPU_OK && c->want == H5ZGPU_OK ? " with the values it describes" : "");
+    }
+done:
+    free(tmpl);
+    free(buf);
+}
+
 int main(void)
 {
     invalid_params();
-    sample samples[] = {{.name = "fixed-length chunk", .pattern = TU_SMOOTH},
-                        {.name = "raw chunk", .pattern = TU_BITS}};
+    /* the damage loop decodes each chunk about 7 x its length times: small chunks */
+    sample samples[] = {
+        {.name = "fixed-length chunk", .p = good, .pattern = TU_SMOOTH, .codec = 1},
+        {.name = "raw chunk", .p = good, .pattern = TU_BITS, .codec = 0},
+        {.name = "Huffman chunk, form 0", .codec = 2, .pattern = TU_SPIKY, .specials = 3,
+         .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_ABS, .eb = 1e-3,
+               .dtype = H5ZGPU_FLOAT32, .rank = 2, .dims = {20, 30}}},
+        {.name = "Huffman chunk, form 1 with fill", .codec = 2, .pattern = TU_MASKED,
+         .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_REL, .eb = 1e-3,
+               .dtype = H5ZGPU_FLOAT32, .rank = 3, .dims = {4, 10, 30}, .has_fill = 1,
+               .fill = -1e34, .radius = 16}},
+    };
     for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
         make_sample(&samples[i]);
-        h5zgpu_info info;
-        tu_expect(h5zgpu_chunk_info(samples[i].chunk, samples[i].len, &info) == H5ZGPU_OK &&
-                      info.codec == (samples[i].pattern == TU_BITS ? 0u : 1u),
-                  "%s: not written with the expected codec", samples[i].name);
         checksum_matches_format(&samples[i]);
         damage(&samples[i]);
         newer_version(&samples[i]);
         free(samples[i].chunk);
     }
+    /* larger Huffman chunks for the field edits: three sub-chunks, outliers, verbatim values */
+    sample huff_samples[] = {
+        {.name = "Huffman form 0, 2-D float32", .codec = 2, .pattern = TU_SPIKY, .specials = 5,
+         .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_ABS, .eb = 1e-3,
+               .dtype = H5ZGPU_FLOAT32, .rank = 2, .dims = {90, 100}, .radius = 8}},
+        {.name = "Huffman form 1, 3-D float64", .codec = 2, .pattern = TU_SPIKY, .specials = 4,
+         .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_REL, .eb = 1e-3,
+               .dtype = H5ZGPU_FLOAT64, .rank = 3, .dims = {10, 30, 30}, .radius = 4}},
+    };
+    size_t nh = sizeof huff_samples / sizeof huff_samples[0];
+    for (size_t i = 0; i < nh; i++) {
+        make_sample(&huff_samples[i]);
+        hlayout L = locate(huff_samples[i].chunk, huff_samples[i].len);
+        tu_expect(L.form == i && L.n_out >= 2 && L.n_verb >= 2 && L.nsub >= 2,
+                  "%s: form %u, %u outliers, %u verbatim values, %zu sub-chunks: the edits "
+                  "need form %zu and at least 2 of each",
+                  huff_samples[i].name, L.form, L.n_out, L.n_verb, L.nsub, i);
+    }
+    huffman_edits(huff_samples, nh);
+    for (size_t i = 0; i < nh; i++)
+        free(huff_samples[i].chunk);
+    hand_built();
     return tu_done("codec_corrupt");
 }

@@ -1,5 +1,6 @@
 /* Golden chunks (test/golden/): each must still decode to the same values, and today's encoder
- * must still write the same bytes, on whichever executor H5ZGPU_DEVICE picks. */
+ * must still write the same bytes, on whichever executor H5ZGPU_DEVICE picks. Each chunk must
+ * also still exercise what its case says it covers (cases.c). */
 #include "golden/cases.h"
 
 #include <stdlib.h>
@@ -39,6 +40,40 @@ static int expected(const char *dir, const char *name, unsigned long long *in_ha
     return found;
 }
 
+/* Offsets in the Huffman payload (docs/FORMAT.md, "Huffman payload"). */
+#define HUFF_OFF_FORM 8u
+#define HUFF_OFF_ORDER 9u
+#define HUFF_OFF_RUN_TOKEN 12u
+#define HUFF_OFF_N_OUT 16u
+#define HUFF_OFF_N_VERB 20u
+#define HUFF_FIXED_LEN 24u
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void check_covers(const golden_case *c, const uint8_t *chunk, const h5zgpu_info *info)
+{
+    const golden_covers *w = &c->covers;
+    if (w->codec == 0)
+        return;
+    tu_expect(info->codec == w->codec, "%s: written with codec %u, the case covers codec %u",
+              c->name, info->codec, w->codec);
+    if (info->codec != H5ZGPU_CODEC_HUFFMAN || info->payload_len < HUFF_FIXED_LEN)
+        return;
+    const uint8_t *pay = chunk + info->header_len;
+    unsigned form = pay[HUFF_OFF_FORM], order = pay[HUFF_OFF_ORDER];
+    unsigned run_token = pay[HUFF_OFF_RUN_TOKEN] | (unsigned)pay[HUFF_OFF_RUN_TOKEN + 1] << 8;
+    uint32_t n_out = get_u32(pay + HUFF_OFF_N_OUT), n_verb = get_u32(pay + HUFF_OFF_N_VERB);
+    tu_expect(form == w->form && order == w->order && run_token == w->run_token &&
+                  (n_out > 0) == w->outliers && (n_verb > 0) == w->verbatim,
+              "%s: Huffman form %u, order %u, run token %u, %u outliers, %u verbatim values; the "
+              "case covers form %u, order %u, run token %u, %s outliers, %s verbatim values",
+              c->name, form, order, run_token, n_out, n_verb, w->form, w->order, w->run_token,
+              w->outliers ? "some" : "no", w->verbatim ? "some" : "no");
+}
+
 static void check_case(const char *dir, const golden_case *c)
 {
     char path[4096], why[256];
@@ -53,7 +88,7 @@ static void check_case(const char *dir, const golden_case *c)
               GOLDEN_EXPECTED);
     if (!golden)
         goto done;
-    tu_fill(c->params.dtype, n, c->pattern, c->seed, in);
+    tu_fill_shape(&c->params, c->pattern, c->seed, in);
     tu_expect(tu_fnv1a(in, raw) == in_hash, "%s: the input generator changed", c->name);
 
     h5zgpu_info info;
@@ -61,6 +96,8 @@ static void check_case(const char *dir, const golden_case *c)
     tu_expect(st == H5ZGPU_OK && info.format_version == 1 && info.raw_len == raw,
               "%s: header unreadable or not format version 1 (%s)", c->name,
               h5zgpu_last_error());
+    if (st == H5ZGPU_OK)
+        check_covers(c, golden, &info);
     st = h5zgpu_decompress(golden, glen, back, raw, &len, NULL);
     tu_expect(st == H5ZGPU_OK && len == raw && tu_fnv1a(back, raw) == out_hash,
               "%s: golden chunk decodes differently (%s)", c->name,

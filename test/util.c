@@ -90,13 +90,55 @@ static const uint64_t special64[] = {
 #define TU_SPECIALS_PER_ARRAY 24
 #define TU_SPECIAL_MIN_EVERY 7
 
-void tu_fill(h5zgpu_dtype t, size_t n, tu_pattern pat, uint64_t seed, void *out)
+/* A parabolic wave of period 1: smooth, in [0, 1], exact in IEEE arithmetic. */
+static double wave(double t)
 {
-    uint64_t s = seed * 0x2545F4914F6CDD1Du + 1;
+    double u = t - floor(t);
+    return 4.0 * u * (1.0 - u);
+}
+
+/* TU_FIELD at coordinates c of a rank-r shape. The sum of one wave per axis is what any Lorenzo
+ * order predicts well; the coupling terms (fastest two axes; slowest and fastest) leave 2-D
+ * Lorenzo residuals that 3-D Lorenzo cancels, and 1-D residuals that 2-D Lorenzo cancels. */
+static double field(const uint64_t *c, unsigned r, uint64_t seed)
+{
+    double v = 0, ph = (double)seed * 0.1;
+    for (unsigned d = 0; d < r; d++)
+        v += 3.0 * wave((double)c[d] * (0.019 + 0.007 * (double)d) + ph + 0.3 * (double)d);
+    if (r >= 2)
+        v += 4.0 * wave((double)c[r - 1] * 0.011 + ph) * wave((double)c[r - 2] * 0.017);
+    if (r >= 3)
+        v += 2.0 * wave((double)c[0] * 0.023) * wave((double)c[r - 1] * 0.015 + ph);
+    return v - 5.0;
+}
+
+/* TU_MASKED's land: patches over the two fastest axes where a wave is below 0.84 (60%). */
+static int masked_land(const uint64_t *c, unsigned r, uint64_t seed)
+{
+    double a = (double)c[r - 1] * 0.013 + (r >= 2 ? (double)c[r - 2] * 0.007 : 0.0) +
+               (double)seed * 0.1;
+    return wave(a) < 0.84;
+}
+
+/* Spikes of TU_SPIKY: about one element in this many. */
+#define TU_SPIKE_EVERY 50u
+
+static void fill_dims(h5zgpu_dtype t, unsigned rank, const uint64_t *dims, size_t n,
+                      tu_pattern pat, uint64_t seed, void *out)
+{
+    uint64_t s = seed * 0x2545F4914F6CDD1Du + 1, c[H5ZGPU_MAX_RANK] = {0};
     size_t nspecial = sizeof special32 / sizeof special32[0];
     size_t every = n / TU_SPECIALS_PER_ARRAY > TU_SPECIAL_MIN_EVERY ? n / TU_SPECIALS_PER_ARRAY
                                                                      : TU_SPECIAL_MIN_EVERY;
     for (size_t i = 0; i < n; i++) {
+        size_t rest = i;
+        for (unsigned d = rank; d-- > 0;) {
+            c[d] = rest % dims[d];
+            rest /= dims[d];
+        }
+        int special = i % every == 3;
+        uint64_t sbits = t == H5ZGPU_FLOAT32 ? special32[(i / every) % nspecial]
+                                             : special64[(i / every) % nspecial];
         switch (pat) {
         case TU_SMOOTH: tu_put(t, out, i, smooth(i, seed)); break;
         case TU_NOISE: tu_put(t, out, i, (double)(splitmix(&s) >> 11) * 0x1p-52 - 1.0); break;
@@ -104,12 +146,10 @@ void tu_fill(h5zgpu_dtype t, size_t n, tu_pattern pat, uint64_t seed, void *out)
         case TU_CONSTANT: tu_put(t, out, i, 3.25); break;
         case TU_LAND: tu_put(t, out, i, smooth(i * 3 + 1, seed + 7) < -4.0 ? -1e34 : smooth(i, seed)); break;
         case TU_SPECIAL:
-            if (i % every == 3) {
-                size_t k = (i / every) % nspecial;
-                put_bits(t, out, i, t == H5ZGPU_FLOAT32 ? special32[k] : special64[k]);
-            } else {
+            if (special)
+                put_bits(t, out, i, sbits);
+            else
                 tu_put(t, out, i, smooth(i, seed));
-            }
             break;
         case TU_BITS: {
             uint64_t b = splitmix(&s);
@@ -121,8 +161,32 @@ void tu_fill(h5zgpu_dtype t, size_t n, tu_pattern pat, uint64_t seed, void *out)
             put_bits(t, out, i, b);
             break;
         }
+        case TU_FIELD: tu_put(t, out, i, field(c, rank, seed)); break;
+        case TU_MASKED:
+            if (special)
+                put_bits(t, out, i, sbits);
+            else
+                tu_put(t, out, i, masked_land(c, rank, seed) ? -1e34 : field(c, rank, seed));
+            break;
+        case TU_SPIKY: {
+            uint64_t h = splitmix(&s);
+            double spike = h % TU_SPIKE_EVERY ? 0.0 : (h >> 32 & 1u ? 1e4 : -1e4);
+            tu_put(t, out, i, field(c, rank, seed) + spike);
+            break;
+        }
         }
     }
+}
+
+void tu_fill(h5zgpu_dtype t, size_t n, tu_pattern pat, uint64_t seed, void *out)
+{
+    uint64_t dims[1] = {n};
+    fill_dims(t, 1, dims, n, pat, seed, out);
+}
+
+void tu_fill_shape(const h5zgpu_params *p, tu_pattern pat, uint64_t seed, void *out)
+{
+    fill_dims(p->dtype, p->rank, p->dims, (size_t)tu_count(p), pat, seed, out);
 }
 
 double tu_get(h5zgpu_dtype t, const void *a, size_t i)

@@ -17,7 +17,13 @@ typedef enum tu_pattern {
     TU_HUGE,     /* smooth scaled to about 1e30 */
     TU_BITS,     /* random finite bit patterns: incompressible */
     TU_CONSTANT, /* every value 3.25 */
-    TU_LAND      /* smooth, with bands of -1e34 (a land fill value) over about a third */
+    TU_LAND,     /* smooth, with bands of -1e34 (a land fill value) over about a third */
+    /* Patterns of the shape (tu_fill_shape; tu_fill gives them a 1-D shape): */
+    TU_FIELD,    /* smooth along every axis, with terms that couple the two fastest axes and the
+                  * slowest with the fastest: Lorenzo of the shape's dimensionality wins */
+    TU_MASKED,   /* TU_FIELD with -1e34 over about 60% in patches, and NaN, +-Inf, -0, a
+                  * subnormal and the largest finite value mixed in as TU_SPECIAL does */
+    TU_SPIKY     /* TU_FIELD with a spike of +-1e4 on about one element in 50 */
 } tu_pattern;
 
 uint64_t tu_count(const h5zgpu_params *p);
@@ -25,6 +31,9 @@ size_t tu_esize(h5zgpu_dtype t);
 
 /* Fills n elements of type t with a pattern; seed varies the pattern. */
 void tu_fill(h5zgpu_dtype t, size_t n, tu_pattern pat, uint64_t seed, void *out);
+
+/* Fills the elements of p's shape and type; patterns of the shape follow its coordinates. */
+void tu_fill_shape(const h5zgpu_params *p, tu_pattern pat, uint64_t seed, void *out);
 
 /* Element i as a double. */
 double tu_get(h5zgpu_dtype t, const void *a, size_t i);

@@ -45,11 +45,14 @@ void fz_decode_check(const uint8_t *chunk, size_t len)
     free(out);
 }
 
-/* Each template: a shape, element type, mode and bound, and the input pattern. Together they give
- * every payload kind the decoder reads: coded blocks of each dimensionality and predictor,
- * sparse and plane blocks, raw blocks among coded ones, several tiles, PWREL, a raw chunk, and
- * fill bitmaps and all-fill blocks. */
+/* Each template: a codec, shape, element type, mode and bound, and the input pattern. Together
+ * they give every payload kind the decoder reads. Fixed-length: coded blocks of each
+ * dimensionality and predictor, sparse and plane blocks, raw blocks among coded ones, several
+ * tiles, PWREL, a raw chunk, and fill bitmaps and all-fill blocks. Huffman: forms 0 and 1 (runs
+ * of a delta, of escapes and of fill), Lorenzo orders 1 to 3, several sub-chunks, small radii,
+ * outliers and verbatim values. */
 static const struct {
+    h5zgpu_codec codec;
     h5zgpu_dtype t;
     h5zgpu_mode mode;
     double eb;
@@ -57,17 +60,30 @@ static const struct {
     uint64_t dims[4];
     tu_pattern pat;
     int has_fill; /* declare -1e34 the fill value and put it in runs over a third of the chunk */
+    unsigned radius; /* Huffman: 0 for the default */
 } templates[] = {
-    {H5ZGPU_FLOAT32, H5ZGPU_MODE_ABS, 1e-3, 1, {300}, TU_SMOOTH, 0},
-    {H5ZGPU_FLOAT64, H5ZGPU_MODE_REL, 1e-4, 2, {20, 30}, TU_SMOOTH, 0},
-    {H5ZGPU_FLOAT32, H5ZGPU_MODE_PWREL, 1e-3, 3, {9, 10, 11}, TU_SMOOTH, 0},
-    {H5ZGPU_FLOAT64, H5ZGPU_MODE_ABS, 1e-6, 4, {4, 5, 9, 11}, TU_SPECIAL, 0},
-    {H5ZGPU_FLOAT32, H5ZGPU_MODE_ABS, 1e-2, 1, {2500}, TU_NOISE, 0},
-    {H5ZGPU_FLOAT32, H5ZGPU_MODE_REL, 1e-2, 3, {4, 4, 4}, TU_CONSTANT, 0},
-    {H5ZGPU_FLOAT64, H5ZGPU_MODE_PWREL, 1e-5, 2, {60, 70}, TU_SPECIAL, 0},
-    {H5ZGPU_FLOAT32, H5ZGPU_MODE_ABS, 0, 1, {40}, TU_BITS, 0},
-    {H5ZGPU_FLOAT32, H5ZGPU_MODE_REL, 1e-3, 2, {40, 50}, TU_SMOOTH, 1},
-    {H5ZGPU_FLOAT64, H5ZGPU_MODE_ABS, 1e-4, 3, {12, 13, 14}, TU_SPECIAL, 1},
+#define FX H5ZGPU_CODEC_FIXED
+#define HF H5ZGPU_CODEC_HUFFMAN
+    {FX, H5ZGPU_FLOAT32, H5ZGPU_MODE_ABS, 1e-3, 1, {300}, TU_SMOOTH, 0, 0},
+    {FX, H5ZGPU_FLOAT64, H5ZGPU_MODE_REL, 1e-4, 2, {20, 30}, TU_SMOOTH, 0, 0},
+    {FX, H5ZGPU_FLOAT32, H5ZGPU_MODE_PWREL, 1e-3, 3, {9, 10, 11}, TU_SMOOTH, 0, 0},
+    {FX, H5ZGPU_FLOAT64, H5ZGPU_MODE_ABS, 1e-6, 4, {4, 5, 9, 11}, TU_SPECIAL, 0, 0},
+    {FX, H5ZGPU_FLOAT32, H5ZGPU_MODE_ABS, 1e-2, 1, {2500}, TU_NOISE, 0, 0},
+    {FX, H5ZGPU_FLOAT32, H5ZGPU_MODE_REL, 1e-2, 3, {4, 4, 4}, TU_CONSTANT, 0, 0},
+    {FX, H5ZGPU_FLOAT64, H5ZGPU_MODE_PWREL, 1e-5, 2, {60, 70}, TU_SPECIAL, 0, 0},
+    {FX, H5ZGPU_FLOAT32, H5ZGPU_MODE_ABS, 0, 1, {40}, TU_BITS, 0, 0},
+    {FX, H5ZGPU_FLOAT32, H5ZGPU_MODE_REL, 1e-3, 2, {40, 50}, TU_SMOOTH, 1, 0},
+    {FX, H5ZGPU_FLOAT64, H5ZGPU_MODE_ABS, 1e-4, 3, {12, 13, 14}, TU_SPECIAL, 1, 0},
+    {HF, H5ZGPU_FLOAT32, H5ZGPU_MODE_ABS, 1e-3, 1, {5000}, TU_FIELD, 0, 0},
+    {HF, H5ZGPU_FLOAT64, H5ZGPU_MODE_REL, 1e-3, 2, {40, 50}, TU_FIELD, 0, 0},
+    {HF, H5ZGPU_FLOAT32, H5ZGPU_MODE_PWREL, 1e-3, 3, {9, 20, 21}, TU_FIELD, 0, 0},
+    {HF, H5ZGPU_FLOAT64, H5ZGPU_MODE_ABS, 1e-4, 2, {40, 50}, TU_SPECIAL, 0, 0},
+    {HF, H5ZGPU_FLOAT32, H5ZGPU_MODE_ABS, 1e-3, 1, {6000}, TU_CONSTANT, 0, 16},
+    {HF, H5ZGPU_FLOAT32, H5ZGPU_MODE_REL, 1e-3, 3, {4, 10, 30}, TU_MASKED, 1, 16},
+    {HF, H5ZGPU_FLOAT32, H5ZGPU_MODE_ABS, 1e-3, 2, {30, 40}, TU_SPIKY, 0, 8},
+    {HF, H5ZGPU_FLOAT32, H5ZGPU_MODE_ABS, 1e-2, 3, {9, 10, 11}, TU_NOISE, 0, 0},
+#undef FX
+#undef HF
 };
 /* The fill value of the templates that declare one, and the runs it fills. */
 #define FZ_FILL (-1e34)
@@ -87,9 +103,10 @@ size_t fz_template_count(void)
 const uint8_t *fz_template(size_t i, size_t *len, size_t *hlen)
 {
     if (!made[i].chunk) {
-        h5zgpu_params p = {.codec = H5ZGPU_CODEC_FIXED, .mode = templates[i].mode,
+        h5zgpu_params p = {.codec = templates[i].codec, .mode = templates[i].mode,
                            .eb = templates[i].eb, .dtype = templates[i].t,
-                           .rank = templates[i].rank, .has_fill = templates[i].has_fill};
+                           .rank = templates[i].rank, .has_fill = templates[i].has_fill,
+                           .radius = templates[i].radius};
         p.fill = p.dtype == H5ZGPU_FLOAT32 ? (double)(float)FZ_FILL : FZ_FILL;
         memcpy(p.dims, templates[i].dims, sizeof templates[i].dims);
         size_t n = (size_t)tu_count(&p), cap = h5zgpu_compress_bound(&p);
@@ -97,7 +114,7 @@ const uint8_t *fz_template(size_t i, size_t *len, size_t *hlen)
         uint8_t *chunk = malloc(cap);
         h5zgpu_info info;
         FZ_REQUIRE(in && chunk, "out of memory");
-        tu_fill(p.dtype, n, templates[i].pat, i, in);
+        tu_fill_shape(&p, templates[i].pat, i, in);
         for (size_t k = 0; p.has_fill && k < n; k++)
             if ((k / FZ_FILL_RUN) % 3 == 0) {
                 if (p.dtype == H5ZGPU_FLOAT32)
@@ -108,6 +125,10 @@ const uint8_t *fz_template(size_t i, size_t *len, size_t *hlen)
         FZ_REQUIRE(h5zgpu_compress(&p, in, chunk, cap, &made[i].len, &cpu) == H5ZGPU_OK &&
                        h5zgpu_chunk_info(chunk, made[i].len, &info) == H5ZGPU_OK,
                    "template %zu does not compress: %s", i, h5zgpu_last_error());
+        /* a template that fell back to raw would leave its codec's decoder unfuzzed */
+        FZ_REQUIRE(info.codec == (unsigned)p.codec || templates[i].pat == TU_BITS,
+                   "template %zu was written with codec %u, not %u", i, info.codec,
+                   (unsigned)p.codec);
         made[i].hlen = (size_t)info.header_len;
         made[i].chunk = chunk;
         free(in);

@@ -1,4 +1,5 @@
-/* libFuzzer target: the fixed-length payload decoder behind a valid header. The first input byte
+/* libFuzzer target: the payload decoders (fixed-length and Huffman, by the template's codec)
+ * behind a valid header. The first input byte
  * picks one of the valid template chunks (fuzz_common.c); the rest replaces its payload, and the
  * header's payload length and checksum are rewritten to match. Seeds: the templates' payloads. */
 #include "fuzz_common.h"

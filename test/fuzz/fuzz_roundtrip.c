@@ -3,8 +3,10 @@
  *
  * Input: byte 0 = element type (bit 0), mode (bits 1-2, mod 3), bound (bits 3-7: an index into
  * `bounds`, or past its end: the next 8 bytes are the bound's bits); byte 1 = rank - 1 (bits
- * 0-1) and value form (bit 2: 0 = the bytes as they are, 1 = a random walk of signed bytes,
- * which the codec can predict); then rank bytes of dimensions; the rest are the values. */
+ * 0-1), value form (bit 2: 0 = the bytes as they are, 1 = a random walk of signed bytes,
+ * which the codec can predict), codec (bits 3-4: 0 fixed-length, 1 Huffman, 2 auto, 3 Huffman)
+ * and the Huffman radius (bits 5-7: 0 the default, k: 2^k); then rank bytes of dimensions; the
+ * rest are the values. */
 #include "contract.h"
 #include "fuzz_common.h"
 
@@ -21,6 +23,8 @@ static const double bounds[] = {0, 1e-15, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 0.5
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const h5zgpu_exec cpu = {H5ZGPU_EXEC_CPU, 0};
+    static const h5zgpu_codec codecs[] = {H5ZGPU_CODEC_FIXED, H5ZGPU_CODEC_HUFFMAN,
+                                          H5ZGPU_CODEC_AUTO, H5ZGPU_CODEC_HUFFMAN};
     h5zgpu_params p = {.codec = H5ZGPU_CODEC_FIXED};
     size_t at = 2;
     if (size < at)
@@ -38,6 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     p.rank = (data[1] & 3u) + 1;
     int walk = data[1] >> 2 & 1u;
+    p.codec = codecs[data[1] >> 3 & 3u];
+    p.radius = data[1] >> 5 ? 1u << (data[1] >> 5) : 0;
     if (size < at + p.rank)
         return 0;
     size_t es = p.dtype == H5ZGPU_FLOAT32 ? 4 : 8, n = 1;
@@ -83,8 +89,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                h5zgpu_status_string(st), h5zgpu_last_error());
     char why[256];
     uint64_t bad = hc_check_values(&p, in, out, n, &r, why, sizeof why);
-    FZ_REQUIRE(bad == 0, "%llu values break the bound (mode %u, eb %.17g, %s, %zu values); %s",
-               (unsigned long long)bad, (unsigned)p.mode, p.eb,
+    FZ_REQUIRE(bad == 0,
+               "%llu values break the bound (codec %u, radius %u, mode %u, eb %.17g, %s, %zu "
+               "values); %s",
+               (unsigned long long)bad, (unsigned)p.codec, p.radius, (unsigned)p.mode, p.eb,
                p.dtype == H5ZGPU_FLOAT32 ? "f32" : "f64", n, why);
     free(in);
     free(out);

@@ -22,13 +22,19 @@ static int write_file(const char *dir, const char *sub, const char *name, const 
     return ok ? 0 : 1;
 }
 
-/* Round-trip inputs: (element type, mode, bound index, rank, form) and the values. */
+/* Round-trip inputs: (element type, mode, bound index, rank, form, codec selector, radius
+ * exponent) and the values (fuzz_roundtrip.c's byte layout). */
 static const struct {
-    unsigned f64, mode, bound, rank, walk;
+    unsigned f64, mode, bound, rank, walk, codec, radius;
     uint8_t dims[4];
 } rt[] = {
-    {0, 0, 5, 1, 1, {64}},        {1, 1, 4, 2, 1, {12, 20}},  {0, 2, 5, 3, 1, {5, 6, 7}},
-    {1, 0, 0, 4, 0, {2, 2, 3, 3}}, {0, 1, 7, 1, 0, {50}},        {1, 2, 2, 2, 1, {9, 9}},
+    {0, 0, 5, 1, 1, 0, 0, {64}},          {1, 1, 4, 2, 1, 0, 0, {12, 20}},
+    {0, 2, 5, 3, 1, 0, 0, {5, 6, 7}},     {1, 0, 0, 4, 0, 0, 0, {2, 2, 3, 3}},
+    {0, 1, 7, 1, 0, 0, 0, {50}},          {1, 2, 2, 2, 1, 0, 0, {9, 9}},
+    {0, 0, 5, 1, 1, 1, 0, {64}},          {1, 1, 4, 2, 1, 1, 0, {12, 20}},
+    {0, 2, 5, 3, 1, 1, 0, {5, 6, 7}},     {1, 0, 0, 4, 0, 1, 0, {2, 2, 3, 3}},
+    {0, 0, 6, 3, 1, 1, 2, {8, 9, 10}},    {1, 1, 7, 1, 0, 3, 3, {50}},
+    {0, 0, 5, 2, 1, 2, 0, {16, 30}},      {1, 2, 2, 2, 1, 2, 1, {9, 9}},
 };
 
 int main(int argc, char **argv)
@@ -59,7 +65,8 @@ int main(int argc, char **argv)
         uint8_t head[6], vals[4096];
         size_t n = 1, es = rt[i].f64 ? 8 : 4;
         head[0] = (uint8_t)(rt[i].f64 | rt[i].mode << 1 | rt[i].bound << 3);
-        head[1] = (uint8_t)((rt[i].rank - 1) | rt[i].walk << 2);
+        head[1] = (uint8_t)((rt[i].rank - 1) | rt[i].walk << 2 | rt[i].codec << 3 |
+                            rt[i].radius << 5);
         for (unsigned d = 0; d < rt[i].rank; d++) {
             head[2 + d] = (uint8_t)(rt[i].dims[d] - 1);
             n *= rt[i].dims[d];

@@ -3,6 +3,13 @@
 #define F32 H5ZGPU_FLOAT32
 #define F64 H5ZGPU_FLOAT64
 #define FIXED H5ZGPU_CODEC_FIXED
+#define HUFF H5ZGPU_CODEC_HUFFMAN
+#define AUTO H5ZGPU_CODEC_AUTO
+#define ABS H5ZGPU_MODE_ABS
+#define REL H5ZGPU_MODE_REL
+#define PWREL H5ZGPU_MODE_PWREL
+/* covers: codec written; Huffman form (0 codes, 1 runs, 2 pairs), order, run token; outliers,
+ * verbatim values */
 
 const golden_case golden_cases[] = {
     {"v1_f32_1d_abs", {FIXED, H5ZGPU_MODE_ABS, 1e-3, F32, 1, {1000}}, TU_SMOOTH, 1},
@@ -15,5 +22,22 @@ const golden_case golden_cases[] = {
     {"v1_f32_1d_raw", {FIXED, H5ZGPU_MODE_ABS, 0, F32, 1, {300}}, TU_BITS, 8},
     {"v1_f32_3d_rel_fill", {FIXED, H5ZGPU_MODE_REL, 1e-3, F32, 3, {12, 20, 28}, 1, -1e34}, TU_LAND, 9},
     {"v1_f64_2d_abs_fill", {FIXED, H5ZGPU_MODE_ABS, 1e-2, F64, 2, {40, 50}, 1, -1e34}, TU_LAND, 10},
+    /* Huffman (codec 2): each form, order and dimensionality, radii, fill with NaN/Inf, outliers */
+    {"v1_huff_f32_1d_abs", {HUFF, ABS, 1e-3, F32, 1, {5000}}, TU_FIELD, 11, {2, 0, 1, 0, 1, 0}},
+    {"v1_huff_f64_1d_abs_runs", {HUFF, ABS, 1e-3, F64, 1, {20000}}, TU_CONSTANT, 12, {2, 1, 1, 2, 0, 0}},
+    {"v1_huff_f32_2d_rel", {HUFF, REL, 1e-3, F32, 2, {150, 140}}, TU_FIELD, 13, {2, 2, 2, 0, 0, 0}},
+    {"v1_huff_f64_2d_pwrel", {HUFF, PWREL, 1e-3, F64, 2, {60, 70}}, TU_FIELD, 14, {2, 0, 2, 0, 1, 0}},
+    {"v1_huff_f32_3d_rel", {HUFF, REL, 1e-3, F32, 3, {20, 40, 36}}, TU_FIELD, 15, {2, 2, 3, 0, 0, 1}},
+    {"v1_huff_f64_3d_abs", {HUFF, ABS, 1e-4, F64, 3, {18, 33, 35}}, TU_FIELD, 16, {2, 2, 3, 0, 1, 1}},
+    {"v1_huff_f32_3d_abs_noise", {HUFF, ABS, 1e-2, F32, 3, {16, 20, 24}}, TU_NOISE, 17, {2, 0, 1, 0, 0, 0}},
+    {"v1_huff_f32_3d_rel_masked", {HUFF, REL, 1e-3, F32, 3, {12, 40, 50}, 1, -1e34}, TU_MASKED, 18, {2, 1, 1, 0, 0, 1}},
+    {"v1_huff_f64_2d_abs_masked", {HUFF, ABS, 1e-3, F64, 2, {100, 120}, 1, -1e34}, TU_MASKED, 19, {2, 1, 2, 0, 1, 1}},
+    {"v1_huff_f32_2d_abs_spiky_r8", {HUFF, ABS, 1e-3, F32, 2, {90, 100}, 0, 0, 8}, TU_SPIKY, 20, {2, 0, 2, 0, 1, 0}},
+    {"v1_huff_f64_3d_rel_spiky_r4", {HUFF, REL, 1e-3, F64, 3, {10, 30, 30}, 0, 0, 4}, TU_SPIKY, 21, {2, 1, 1, 2, 1, 0}},
+    {"v1_huff_f64_2d_abs_escapes", {HUFF, ABS, 1e-4, F64, 2, {40, 50}}, TU_SPECIAL, 23, {2, 1, 1, 1, 1, 1}},
+    {"v1_huff_f32_4d_rel", {HUFF, REL, 1e-3, F32, 4, {3, 10, 12, 14}}, TU_FIELD, 22, {2, 0, 3, 0, 0, 0}},
+    /* auto (codec 0): the smaller payload, the fixed-length one on special values */
+    {"v1_auto_f64_2d_abs_special", {AUTO, ABS, 1e-4, F64, 2, {64, 64}}, TU_SPECIAL, 4, {1, 0, 0, 0, 0, 0}},
+    {"v1_auto_f32_3d_rel_land", {AUTO, REL, 1e-3, F32, 3, {12, 20, 28}, 1, -1e34}, TU_LAND, 9, {2, 0, 1, 0, 0, 1}},
 };
 const size_t golden_count = sizeof golden_cases / sizeof golden_cases[0];

@@ -5,11 +5,22 @@
 
 #include "../util.h"
 
+/* What a case's chunk must exercise, so that the set keeps covering each path of the format
+ * (docs/FORMAT.md): the codec the header names and, for Huffman payloads, the form, the Lorenzo
+ * order, the run token (form 1: 0 fill, 1 escape, else a delta's) and whether outliers and
+ * verbatim values occur. codec 0 leaves it unchecked (the first
+ * cases, which predate the table). */
+typedef struct golden_covers {
+    unsigned codec, form, order, run_token;
+    int outliers, verbatim;
+} golden_covers;
+
 typedef struct golden_case {
     const char *name; /* file: <name>.h5zg */
     h5zgpu_params params;
-    tu_pattern pattern;
+    tu_pattern pattern; /* filled over params' shape (tu_fill_shape) */
     uint64_t seed;
+    golden_covers covers;
 } golden_case;
 
 extern const golden_case golden_cases[];

@@ -25,7 +25,7 @@ int main(int argc, char **argv)
         size_t n = (size_t)tu_count(&c->params), raw = n * tu_esize(c->params.dtype);
         size_t cap = h5zgpu_compress_bound(&c->params), len = 0, outlen = 0;
         void *in = malloc(raw), *back = malloc(raw), *chunk = malloc(cap);
-        tu_fill(c->params.dtype, n, c->pattern, c->seed, in);
+        tu_fill_shape(&c->params, c->pattern, c->seed, in);
         h5zgpu_exec cpu = {.kind = H5ZGPU_EXEC_CPU};
         if (h5zgpu_compress(&c->params, in, chunk, cap, &len, &cpu) != H5ZGPU_OK ||
             h5zgpu_decompress(chunk, len, back, raw, &outlen, &cpu) != H5ZGPU_OK) {

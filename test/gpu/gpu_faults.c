@@ -1,7 +1,8 @@
 /* GPU faults: H5ZGPU_GPU_MEMORY_LIMIT caps the device memory the workspaces may hold. A chunk
  * that needs more must fail in the backend with H5ZGPU_E_DEVICE when the GPU is required, and
  * otherwise come out of the CPU with the CPU's bytes, saying so under H5ZGPU_VERBOSE=1; chunks
- * that fit keep using the GPU. Exits 77 (skip) without a GPU. */
+ * that fit keep using the GPU. Each codec (1 fixed-length, 2 Huffman, 0 auto) in turn. Exits 77
+ * (skip) without a GPU. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "util.h"
@@ -13,11 +14,16 @@
 #include <unistd.h>
 
 #define SKIP_CODE 77
-/* Under the cap, a 32^3 float32 chunk's workspace (about 0.5 MiB) fits and a 128^3 one's (about
- * 30 MiB) does not. */
+/* Under the cap, the workspaces of every codec for a 16^3 float32 chunk (16 KiB of input; the
+ * fixed-length codec's workspace is about 4 times its input) fit together, and a 128^3 chunk's
+ * (8 MiB of input) do not fit for any codec. */
 #define CAP "1M"
-#define SMALL_SIDE 32
+#define SMALL_SIDE 16
 #define LARGE_SIDE 128
+
+static const h5zgpu_codec codecs[] = {H5ZGPU_CODEC_FIXED, H5ZGPU_CODEC_HUFFMAN,
+                                      H5ZGPU_CODEC_AUTO};
+#define NCODECS (sizeof codecs / sizeof codecs[0])
 
 static const h5zgpu_exec on_cpu = {H5ZGPU_EXEC_CPU, 0};
 static const h5zgpu_exec on_gpu = {H5ZGPU_EXEC_GPU, 0};
@@ -30,10 +36,10 @@ typedef struct chunk {
     size_t raw, cap, ref_len;
 } chunk;
 
-static int chunk_init(chunk *c, uint64_t side)
+static int chunk_init(chunk *c, h5zgpu_codec codec, uint64_t side)
 {
     memset(c, 0, sizeof *c);
-    c->p = (h5zgpu_params){.codec = H5ZGPU_CODEC_FIXED, .mode = H5ZGPU_MODE_REL, .eb = 1e-3,
+    c->p = (h5zgpu_params){.codec = codec, .mode = H5ZGPU_MODE_REL, .eb = 1e-3,
                            .dtype = H5ZGPU_FLOAT32, .rank = 3, .dims = {side, side, side}};
     c->raw = tu_count(&c->p) * 4;
     c->cap = h5zgpu_compress_bound(&c->p);
@@ -59,10 +65,17 @@ static void chunk_free(chunk *c)
     free(c->out);
 }
 
+static const char *codec_name(h5zgpu_codec c)
+{
+    return c == H5ZGPU_CODEC_FIXED ? "fixed" : c == H5ZGPU_CODEC_HUFFMAN ? "huffman" : "auto";
+}
+
 /* Compression and decompression on exec: the status of each, and the CPU's bytes when OK. */
-static void expect_run(const char *what, chunk *c, const h5zgpu_exec *ex, h5zgpu_status want)
+static void expect_run(const char *step, chunk *c, const h5zgpu_exec *ex, h5zgpu_status want)
 {
     size_t len = 0, l = 0;
+    char what[128];
+    snprintf(what, sizeof what, "%s, %s", codec_name(c->p.codec), step);
     h5zgpu_status s = h5zgpu_compress(&c->p, c->in, c->out, c->cap, &len, ex);
     tu_expect(s == want, "%s: compress gave %s, expected %s (%s)", what, h5zgpu_status_string(s),
               h5zgpu_status_string(want), h5zgpu_last_error());
@@ -82,10 +95,12 @@ static void expect_run(const char *what, chunk *c, const h5zgpu_exec *ex, h5zgpu
 }
 
 /* The device-pointer API has no CPU to fall back on: over the cap it reports the fault. */
-static void expect_device_api(const char *what, chunk *c, h5zgpu_status want)
+static void expect_device_api(const char *step, chunk *c, h5zgpu_status want)
 {
     void *din = NULL, *dout = NULL;
     size_t len = 0;
+    char what[128];
+    snprintf(what, sizeof what, "%s, %s", codec_name(c->p.codec), step);
     int ok = cudaMalloc(&din, c->raw) == cudaSuccess && cudaMalloc(&dout, c->cap) == cudaSuccess &&
              cudaMemcpy(din, c->in, c->raw, cudaMemcpyHostToDevice) == cudaSuccess;
     tu_expect(ok, "%s: test buffers on the device", what);
@@ -112,24 +127,32 @@ int main(void)
     /* read once, at the first allocation: set before any GPU work */
     setenv("H5ZGPU_GPU_MEMORY_LIMIT", CAP, 1);
     setenv("H5ZGPU_VERBOSE", "1", 1);
-    chunk small, large;
-    int ok = chunk_init(&small, SMALL_SIDE) && chunk_init(&large, LARGE_SIDE);
+    chunk small[NCODECS], large[NCODECS];
+    int ok = 1;
+    memset(small, 0, sizeof small);
+    memset(large, 0, sizeof large);
+    for (size_t k = 0; k < NCODECS && ok; k++)
+        ok = chunk_init(&small[k], codecs[k], SMALL_SIDE) &&
+             chunk_init(&large[k], codecs[k], LARGE_SIDE);
     tu_expect(ok, "inputs and CPU references: %s", h5zgpu_last_error());
     if (!ok)
         goto done;
 
-    expect_run("under the cap, GPU required", &small, &on_gpu, H5ZGPU_OK);
-    expect_run("over the cap, GPU required", &large, &on_gpu, H5ZGPU_E_DEVICE);
-    expect_device_api("over the cap, device pointers", &large, H5ZGPU_E_DEVICE);
+    for (size_t k = 0; k < NCODECS; k++) {
+        expect_run("under the cap, GPU required", &small[k], &on_gpu, H5ZGPU_OK);
+        expect_run("over the cap, GPU required", &large[k], &on_gpu, H5ZGPU_E_DEVICE);
+        expect_device_api("over the cap, device pointers", &large[k], H5ZGPU_E_DEVICE);
+    }
 
-    /* the fallback's note goes to stderr: catch it in a file */
+    /* the fallback's note goes to stderr, once a process: catch it in a file */
     FILE *log = tmpfile();
     int saved = dup(STDERR_FILENO);
     ok = log && saved >= 0 && fflush(stderr) == 0 && dup2(fileno(log), STDERR_FILENO) >= 0;
     tu_expect(ok, "cannot redirect stderr to a temporary file");
     if (!ok)
         goto done;
-    expect_run("over the cap, auto", &large, &on_auto, H5ZGPU_OK);
+    for (size_t k = 0; k < NCODECS; k++)
+        expect_run("over the cap, auto", &large[k], &on_auto, H5ZGPU_OK);
     fflush(stderr);
     dup2(saved, STDERR_FILENO);
     close(saved);
@@ -142,10 +165,14 @@ int main(void)
               "H5ZGPU_VERBOSE=1 did not note the fallback; stderr held: '%s'", note);
 
     /* a failed call leaves the GPU usable for chunks that fit */
-    expect_run("under the cap after a fault, GPU required", &small, &on_gpu, H5ZGPU_OK);
-    expect_device_api("under the cap, device pointers", &small, H5ZGPU_OK);
+    for (size_t k = 0; k < NCODECS; k++) {
+        expect_run("under the cap after a fault, GPU required", &small[k], &on_gpu, H5ZGPU_OK);
+        expect_device_api("under the cap, device pointers", &small[k], H5ZGPU_OK);
+    }
 done:
-    chunk_free(&small);
-    chunk_free(&large);
+    for (size_t k = 0; k < NCODECS; k++) {
+        chunk_free(&small[k]);
+        chunk_free(&large[k]);
+    }
     return tu_done("gpu_faults");
 }

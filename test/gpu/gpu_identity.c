@@ -1,10 +1,20 @@
-/* The GPU backend against the CPU reference: byte-identical chunks, cross-decoding to identical
- * bits, every value within its bound, the device-pointer API, and damaged payloads that must be
- * refused without a crash. Optional arguments `FILE.f32 Z,Y,X ...` repeat the identity check on
- * whole raw fields at REL 1e-2, 1e-3, 1e-4 and print the ratio. `--small` runs a quarter of the
- * cases of up to SMALL_MAX elements (for compute-sanitizer). Chunks with fill values (blobs of
- * -1e34, 0 among -0, all fill, fill corners, fill beside NaN and raw blocks) get the same checks.
+/* The GPU backend against the CPU reference, for each codec: 1 (fixed-length), 2 (Huffman) and
+ * 0 (auto). Byte-identical chunks, cross-decoding to identical bits, every value within its bound
+ * (fill values exact), the device-pointer API, and damaged payloads that both executors must
+ * refuse alike without a crash. The synthetic cases cover 1-D to 4-D shapes with partial blocks
+ * and tiles of both codecs, tiny chunks (1 element, one Huffman sub-chunk + 1), float32 and
+ * float64, ABS/REL/PWREL, NaN/Inf, fill layouts, and Huffman radii 2 to 1024; a tally then
+ * requires that the Huffman chunks used every Lorenzo order, both forms and every radius, and
+ * that auto chose each codec somewhere, so new inputs cannot quietly lose that coverage.
+ *
+ * usage: gpu_identity [--small] [--codecs LIST] [FILE.f32 Z,Y,X]...
+ *   --codecs 1,2,0   the codecs to check, in this order (default all three)
+ *   FILE.f32 Z,Y,X   instead of the synthetic cases: whole raw float32 fields, one chunk each, at
+ *                    REL 1e-2, 1e-3, 1e-4, printing the ratio
+ *   --small          an eighth of the synthetic cases of up to SMALL_MAX elements, without the
+ *                    coverage tally (for compute-sanitizer)
  * Exits 77 (skip) without a GPU. */
+#include "property/contract.h"
 #include "util.h"
 
 #include <cuda_runtime_api.h>
@@ -15,13 +25,29 @@
 
 #define SKIP_CODE 77
 #define SMALL_MAX 5000
-#define SMALL_EVERY 4
+#define SMALL_EVERY 8
+/* h5zgpu.h: radius 0 means this one */
+#define DEFAULT_RADIUS 512u
+/* docs/FORMAT.md, Huffman payload: form at byte 8, Lorenzo order at 9, radius (u16) at 10; the
+ * fixed part and the codebook's m end at byte 26 */
+#define HUFF_FORM 8
+#define HUFF_ORDER 9
+#define HUFF_RADIUS 10
+#define HUFF_FIXED_PART 26
+#define DAMAGE_ROUNDS 64
+#define CODEC_RAW 0u
 
 static const h5zgpu_exec on_cpu = {H5ZGPU_EXEC_CPU, 0};
 static const h5zgpu_exec on_gpu = {H5ZGPU_EXEC_GPU, 0};
 
-/* Shapes chosen for the folding (unit dimensions, rank 4) and partial blocks and tiles: a tile
- * is 32 blocks, 2048 values. */
+static h5zgpu_codec codecs[3] = {H5ZGPU_CODEC_FIXED, H5ZGPU_CODEC_HUFFMAN, H5ZGPU_CODEC_AUTO};
+static size_t ncodecs = 3;
+
+/* Shapes chosen for the folding (unit dimensions, rank 4) and partial blocks and tiles. The
+ * fixed-length codec's tile is 32 blocks, 2048 values; the Huffman codec's tiles are 16x32x32,
+ * 128x128 and 16384 and its sub-chunks 4096 elements, which the shapes after the first 20 aim
+ * at: one past a sub-chunk and past a 1-D tile, a lone element of rank 3, odd sizes with a
+ * partial tile on every axis. */
 static const struct {
     unsigned rank;
     uint64_t dims[4];
@@ -31,14 +57,19 @@ static const struct {
     {2, {8, 8}},       {2, {17, 33}},     {2, {100, 700}},    {2, {1, 300}},
     {3, {300, 1, 1}},  {3, {4, 4, 4}},    {3, {5, 6, 7}},     {3, {33, 17, 9}},
     {3, {64, 64, 64}}, {4, {1, 9, 1, 13}}, {4, {3, 5, 6, 7}}, {4, {2, 3, 17, 19}},
+    {1, {4097}},       {3, {1, 1, 4097}}, {1, {16385}},       {3, {1, 1, 1}},
+    {2, {129, 257}},   {3, {17, 33, 65}},
 };
 
 /* Patterns beyond util's: zeros of both signs (REL's range of a zero chunk), signalling NaNs
  * (raw blocks carry their bits unchanged), values past the quantiser's range. */
 enum { PAT_ZEROS = 100, PAT_SNAN, PAT_WIDE };
 
-static const int patterns[] = {TU_SMOOTH, TU_NOISE,  TU_SPECIAL, TU_HUGE,
-                               TU_BITS,   TU_CONSTANT, PAT_ZEROS, PAT_SNAN, PAT_WIDE};
+/* TU_FIELD makes the Lorenzo order of the shape's dimensionality win, TU_NOISE the first order;
+ * TU_SPIKY gives Huffman outliers, TU_CONSTANT its run form. */
+static const int patterns[] = {TU_SMOOTH, TU_NOISE,  TU_SPECIAL, TU_HUGE,  TU_BITS,
+                               TU_CONSTANT, PAT_ZEROS, PAT_SNAN,  PAT_WIDE, TU_FIELD,
+                               TU_SPIKY,  TU_MASKED};
 
 static const struct {
     h5zgpu_mode mode;
@@ -48,8 +79,31 @@ static const struct {
     {H5ZGPU_MODE_REL, 1e-5}, {H5ZGPU_MODE_PWREL, 1e-3}, {H5ZGPU_MODE_PWREL, 0.25},
 };
 
-static void fill(h5zgpu_dtype t, size_t n, int pat, uint64_t seed, void *a)
+/* Huffman radii, taken in turn across the cases (0 is the default), and the radii a chunk can
+ * carry */
+static const unsigned radii[] = {0, 2, 16, 512, 1024};
+#define NRADII (sizeof radii / sizeof radii[0])
+static const unsigned written_radii[] = {2, 16, DEFAULT_RADIUS, 1024};
+#define NWRITTEN_RADII (sizeof written_radii / sizeof written_radii[0])
+
+/* What the checked chunks were written with: see coverage(). */
+static struct {
+    int order[4], form[2], radius[NWRITTEN_RADII], written[3], auto_chose[3];
+} seen;
+
+static const char *codec_name(unsigned c)
 {
+    return c == H5ZGPU_CODEC_FIXED ? "fixed" : c == H5ZGPU_CODEC_HUFFMAN ? "huffman" : "auto";
+}
+
+static void fill(const h5zgpu_params *p, int pat, uint64_t seed, void *a)
+{
+    h5zgpu_dtype t = p->dtype;
+    size_t n = tu_count(p);
+    if (pat == TU_FIELD || pat == TU_SPIKY || pat == TU_MASKED) {
+        tu_fill_shape(p, (tu_pattern)pat, seed, a);
+        return;
+    }
     if (pat < PAT_ZEROS) {
         tu_fill(t, n, (tu_pattern)pat, seed, a);
         return;
@@ -86,6 +140,36 @@ static int first_diff(const uint8_t *a, const uint8_t *b, size_t n)
     return -1;
 }
 
+/* The codec the header names must be the one asked for (or raw); a Huffman chunk must carry
+ * the radius asked for. Tallies what was written. */
+static void check_written(const char *name, const h5zgpu_params *p, const uint8_t *c, size_t len)
+{
+    h5zgpu_info info;
+    h5zgpu_status s = h5zgpu_chunk_info(c, len, &info);
+    tu_expect(s == H5ZGPU_OK, "%s: chunk_info %s", name, h5zgpu_status_string(s));
+    if (s != H5ZGPU_OK)
+        return;
+    tu_expect(p->codec == H5ZGPU_CODEC_AUTO || info.codec == CODEC_RAW ||
+                  info.codec == (unsigned)p->codec,
+              "%s: asked for codec %u, the chunk says %u", name, (unsigned)p->codec, info.codec);
+    if (info.codec <= H5ZGPU_CODEC_HUFFMAN) {
+        seen.written[info.codec]++;
+        seen.auto_chose[info.codec] += p->codec == H5ZGPU_CODEC_AUTO;
+    }
+    if (info.codec != H5ZGPU_CODEC_HUFFMAN || info.payload_len < HUFF_FIXED_PART)
+        return;
+    const uint8_t *pay = c + info.header_len;
+    unsigned R = pay[HUFF_RADIUS] | (unsigned)pay[HUFF_RADIUS + 1] << 8;
+    unsigned want = p->radius ? p->radius : DEFAULT_RADIUS;
+    tu_expect(R == want, "%s: radius %u written, %u asked for", name, R, want);
+    if (pay[HUFF_ORDER] >= 1 && pay[HUFF_ORDER] <= 3)
+        seen.order[pay[HUFF_ORDER]]++;
+    if (pay[HUFF_FORM] <= 1)
+        seen.form[pay[HUFF_FORM]]++;
+    for (size_t k = 0; k < NWRITTEN_RADII; k++)
+        seen.radius[k] += R == written_radii[k];
+}
+
 /* Compress on both executors, compare, decode crosswise; returns the CPU chunk (caller frees)
  * for the corruption checks, or NULL. With `dev`, the device-pointer API too. */
 static uint8_t *identity(const char *name, const h5zgpu_params *p, const void *in, int dev,
@@ -93,9 +177,9 @@ static uint8_t *identity(const char *name, const h5zgpu_params *p, const void *i
 {
     size_t n = tu_count(p), raw = n * tu_esize(p->dtype), cap = h5zgpu_compress_bound(p);
     uint8_t *cc = malloc(cap), *cg = malloc(cap), *dd = NULL;
-    void *d0 = malloc(raw), *d1 = malloc(raw), *d2 = malloc(raw);
-    size_t lc = 0, lg = 0, l0, l1, l2;
-    int ok = cc && cg && d0 && d1 && d2;
+    void *d0 = malloc(raw), *d1 = malloc(raw);
+    size_t lc = 0, lg = 0, l0, l1;
+    int ok = cc && cg && d0 && d1;
     tu_expect(ok, "%s: out of host memory", name);
     if (!ok)
         goto done;
@@ -105,25 +189,30 @@ static uint8_t *identity(const char *name, const h5zgpu_params *p, const void *i
               h5zgpu_status_string(sc), h5zgpu_status_string(sg), h5zgpu_last_error());
     if (sc != H5ZGPU_OK || sg != H5ZGPU_OK)
         goto done;
-    tu_expect(lc == lg && first_diff(cc, cg, lc) < 0,
-              "%s: chunks differ (cpu %zu bytes, gpu %zu bytes, first difference at byte %d)",
+    check_written(name, p, cc, lc);
+    int same = lc == lg && first_diff(cc, cg, lc) < 0;
+    tu_expect(same, "%s: chunks differ (cpu %zu bytes, gpu %zu bytes, first difference at byte %d)",
               name, lc, lg, lc == lg ? first_diff(cc, cg, lc) : -1);
     h5zgpu_status s0 = h5zgpu_decompress(cc, lc, d0, raw, &l0, &on_cpu);
     h5zgpu_status s1 = h5zgpu_decompress(cc, lc, d1, raw, &l1, &on_gpu);
-    h5zgpu_status s2 = h5zgpu_decompress(cg, lg, d2, raw, &l2, &on_cpu);
-    tu_expect(s0 == H5ZGPU_OK && s1 == H5ZGPU_OK && s2 == H5ZGPU_OK,
-              "%s: decompress cpu %s, gpu %s, cpu of gpu chunk %s (%s)", name,
-              h5zgpu_status_string(s0), h5zgpu_status_string(s1), h5zgpu_status_string(s2),
-              h5zgpu_last_error());
-    if (s0 != H5ZGPU_OK || s1 != H5ZGPU_OK || s2 != H5ZGPU_OK)
+    tu_expect(s0 == H5ZGPU_OK && s1 == H5ZGPU_OK, "%s: decompress cpu %s, gpu %s (%s)", name,
+              h5zgpu_status_string(s0), h5zgpu_status_string(s1), h5zgpu_last_error());
+    if (s0 != H5ZGPU_OK || s1 != H5ZGPU_OK)
         goto done;
     tu_expect(memcmp(d0, d1, raw) == 0, "%s: GPU decode of the CPU chunk differs at byte %d",
               name, first_diff(d0, d1, raw));
-    tu_expect(memcmp(d0, d2, raw) == 0, "%s: CPU decode of the GPU chunk differs at byte %d",
-              name, first_diff(d0, d2, raw));
+    /* identical chunks decode alike on the CPU: only a differing GPU chunk needs its own pass */
+    if (!same) {
+        h5zgpu_status s2 = h5zgpu_decompress(cg, lg, d1, raw, &l1, &on_cpu);
+        tu_expect(s2 == H5ZGPU_OK && memcmp(d0, d1, raw) == 0,
+                  "%s: CPU decode of the GPU chunk: %s, differs at byte %d", name,
+                  h5zgpu_status_string(s2), s2 == H5ZGPU_OK ? first_diff(d0, d1, raw) : -1);
+    }
     char why[256] = "";
-    size_t miss = tu_check_bound(p->dtype, p->mode, p->eb, in, d0, n, why, sizeof why);
-    tu_expect(miss == 0, "%s: %zu values miss the bound; %s", name, miss, why);
+    hc_range r = hc_finite_range(p, in, n);
+    uint64_t miss = hc_check_values(p, in, d0, n, &r, why, sizeof why);
+    tu_expect(miss == 0, "%s: %llu values miss the bound; %s", name, (unsigned long long)miss,
+              why);
     if (dev) {
         void *din = NULL, *dout = NULL, *dback = NULL;
         size_t ld = 0, lb = 0;
@@ -136,8 +225,9 @@ static uint8_t *identity(const char *name, const h5zgpu_params *p, const void *i
             ok = sd == H5ZGPU_OK && ld == lc &&
                  cudaMemcpy(cg, dout, ld, cudaMemcpyDeviceToHost) == cudaSuccess &&
                  memcmp(cg, cc, lc) == 0;
-            tu_expect(ok, "%s: compress_device %s, %zu bytes (cpu %zu)", name,
-                      h5zgpu_status_string(sd), ld, lc);
+            tu_expect(ok, "%s: compress_device %s, %zu bytes (cpu %zu)%s", name,
+                      h5zgpu_status_string(sd), ld, lc,
+                      sd == H5ZGPU_OK && ld == lc ? ", bytes differ" : "");
             ok = cudaMemcpy(din, cc, lc, cudaMemcpyHostToDevice) == cudaSuccess;
             sd = h5zgpu_decompress_device(din, lc, dback, raw, &lb, 0, NULL);
             ok = ok && sd == H5ZGPU_OK && lb == raw &&
@@ -158,40 +248,56 @@ done:
     free(cg);
     free(d0);
     free(d1);
-    free(d2);
     return dd;
 }
 
-/* Damaged payloads with a repaired checksum reach the payload checks: both executors must give
- * the same status and, when they accept the bytes, the same values. */
+/* One damaged copy of the chunk (byte `at` XOR mask) with a repaired checksum reaches the
+ * payload checks: both executors must give the same status and, when they accept the bytes,
+ * the same values; with the old checksum the GPU must refuse it. */
+static void damage(const char *name, const uint8_t *chunk, size_t len, size_t raw, size_t at,
+                   uint8_t mask, uint8_t *c, void *a, void *b)
+{
+    size_t la, lb;
+    memcpy(c, chunk, len);
+    c[at] ^= mask;
+    tu_fix_checksum(c, len);
+    h5zgpu_status sa = h5zgpu_decompress(c, len, a, raw, &la, &on_cpu);
+    h5zgpu_status sb = h5zgpu_decompress(c, len, b, raw, &lb, &on_gpu);
+    tu_expect(sa == sb && (sa == H5ZGPU_OK || sa == H5ZGPU_E_CORRUPT),
+              "%s: byte %zu ^ 0x%02x: cpu %s, gpu %s", name, at, mask, h5zgpu_status_string(sa),
+              h5zgpu_status_string(sb));
+    if (sa == H5ZGPU_OK && sb == H5ZGPU_OK)
+        tu_expect(memcmp(a, b, raw) == 0, "%s: byte %zu ^ 0x%02x: decoders disagree", name, at,
+                  mask);
+    memcpy(c + 12, chunk + 12, 4);
+    sb = h5zgpu_decompress(c, len, b, raw, &lb, &on_gpu);
+    tu_expect(sb == H5ZGPU_E_CORRUPT, "%s: byte %zu ^ 0x%02x, checksum kept: gpu %s", name, at,
+              mask, h5zgpu_status_string(sb));
+}
+
+/* Damaged payloads: random bits anywhere, and for Huffman every byte of the fixed part (form,
+ * order, radius, run token, reserved, counts, m), which the structural checks must catch alike;
+ * then truncated payloads. Raw chunks have no payload structure to damage. */
 static void corrupt(const char *name, const uint8_t *chunk, size_t len, size_t raw, int seed)
 {
     uint8_t *c = malloc(len);
     void *a = malloc(raw), *b = malloc(raw);
-    size_t hlen = 40 + 4 * (size_t)chunk[8] + ((chunk[9] & 1u) ? 8 : 0), la, lb;
-    if (!c || !a || !b || chunk[5] != H5ZGPU_CODEC_FIXED || len <= hlen)
+    h5zgpu_info info;
+    if (!c || !a || !b || h5zgpu_chunk_info(chunk, len, &info) != H5ZGPU_OK ||
+        info.codec == CODEC_RAW || len <= info.header_len)
         goto done;
+    size_t hlen = (size_t)info.header_len, la, lb;
     uint64_t s = (uint64_t)seed * 2654435761u + 1;
-    for (int k = 0; k < 64; k++) {
-        memcpy(c, chunk, len);
+    for (int k = 0; k < DAMAGE_ROUNDS; k++) {
         s = s * 6364136223846793005u + 1442695040888963407u;
         size_t at = hlen + (size_t)((s >> 33) % (len - hlen));
         /* one bit, or on odd rounds several; never none */
-        c[at] ^= (k & 1) ? (uint8_t)((s >> 40) | 1u) : (uint8_t)(1u << ((s >> 20) & 7));
-        tu_fix_checksum(c, len);
-        h5zgpu_status sa = h5zgpu_decompress(c, len, a, raw, &la, &on_cpu);
-        h5zgpu_status sb = h5zgpu_decompress(c, len, b, raw, &lb, &on_gpu);
-        tu_expect(sa == sb && (sa == H5ZGPU_OK || sa == H5ZGPU_E_CORRUPT),
-                  "%s: byte %zu damaged: cpu %s, gpu %s", name, at, h5zgpu_status_string(sa),
-                  h5zgpu_status_string(sb));
-        if (sa == H5ZGPU_OK && sb == H5ZGPU_OK)
-            tu_expect(memcmp(a, b, raw) == 0, "%s: byte %zu damaged: decoders disagree", name, at);
-        /* the checksum alone must catch the same damage */
-        memcpy(c + 12, chunk + 12, 4);
-        sb = h5zgpu_decompress(c, len, b, raw, &lb, &on_gpu);
-        tu_expect(sb == H5ZGPU_E_CORRUPT, "%s: byte %zu damaged, checksum kept: gpu %s", name, at,
-                  h5zgpu_status_string(sb));
+        damage(name, chunk, len, raw, at,
+               (k & 1) ? (uint8_t)((s >> 40) | 1u) : (uint8_t)(1u << ((s >> 20) & 7)), c, a, b);
     }
+    if (info.codec == H5ZGPU_CODEC_HUFFMAN)
+        for (size_t k = HUFF_FORM; k < HUFF_FIXED_PART && hlen + k < len; k++)
+            damage(name, chunk, len, raw, hlen + k, (uint8_t)(1u << (k % 8)), c, a, b);
     /* truncated payloads, the header's length and checksum made to agree */
     for (size_t cut = 1; cut <= 9 && cut < len - hlen; cut += 4) {
         size_t l = len - cut;
@@ -210,41 +316,6 @@ done:
     free(c);
     free(a);
     free(b);
-}
-
-static void synthetic(int small)
-{
-    int ncase = 0, nrun = 0;
-    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
-        for (size_t pi = 0; pi < sizeof patterns / sizeof patterns[0]; pi++)
-            for (int ti = 0; ti < 2; ti++)
-                for (size_t bi = 0; bi < sizeof bounds / sizeof bounds[0]; bi++) {
-                    h5zgpu_params p = {.codec = H5ZGPU_CODEC_FIXED,
-                                       .mode = bounds[bi].mode,
-                                       .eb = bounds[bi].eb,
-                                       .dtype = ti ? H5ZGPU_FLOAT64 : H5ZGPU_FLOAT32,
-                                       .rank = shapes[si].rank};
-                    memcpy(p.dims, shapes[si].dims, sizeof(uint64_t) * p.rank);
-                    size_t n = tu_count(&p), raw = n * tu_esize(p.dtype), clen = 0;
-                    if (small && (n > SMALL_MAX || ncase++ % SMALL_EVERY != 0))
-                        continue;
-                    char name[160];
-                    snprintf(name, sizeof name, "shape %zu, pattern %d, %s, mode %d eb %g", si,
-                             patterns[pi], ti ? "f64" : "f32", (int)p.mode, p.eb);
-                    void *in = malloc(raw);
-                    if (!in) {
-                        tu_expect(0, "%s: out of host memory", name);
-                        continue;
-                    }
-                    fill(p.dtype, n, patterns[pi], si * 31 + bi, in);
-                    uint8_t *c = identity(name, &p, in, nrun % 3 == 0, &clen);
-                    if (c && nrun % 5 == 0)
-                        corrupt(name, c, clen, raw, nrun);
-                    free(c);
-                    free(in);
-                    nrun++;
-                }
-    printf("gpu_identity: %d synthetic cases\n", nrun);
 }
 
 /* Fill layouts (docs/FORMAT.md): what each pattern puts where, over a smooth or special field. */
@@ -326,64 +397,151 @@ static int holds_fill(const h5zgpu_params *p, const void *a)
     return 0;
 }
 
+/* One input through identity(), and the damage checks when asked. A fill case's input is a
+ * fill layout, the others a pattern. Returns the chunk's fill flag. */
+static int run_case(const char *name, const h5zgpu_params *p, int pat, int is_fill_case,
+                    uint64_t seed, int dev, int damage_seed)
+{
+    size_t raw = tu_count(p) * tu_esize(p->dtype), clen = 0;
+    void *in = malloc(raw);
+    if (!in) {
+        tu_expect(0, "%s: out of host memory", name);
+        return 0;
+    }
+    int flag = 0;
+    if (is_fill_case)
+        fill_layout(p, pat, p->fill, seed, in);
+    else
+        fill(p, pat, seed, in);
+    int want = is_fill_case && holds_fill(p, in);
+    tu_expect(!is_fill_case || pat != FP_ABSENT || !want,
+              "%s: the absent fill value is in the input", name);
+    uint8_t *c = identity(name, p, in, dev, &clen);
+    if (c) {
+        /* only a chunk holding fill elements carries the fill flag */
+        flag = c[9] & 1u;
+        tu_expect(!is_fill_case || flag == want, "%s: fill flag %d, expected %d", name, flag,
+                  want);
+        if (damage_seed >= 0)
+            corrupt(name, c, clen, raw, damage_seed);
+    }
+    free(c);
+    free(in);
+    return flag;
+}
+
+/* The Huffman radius of a case: the radii in turn over the case's indices (the fixed-length
+ * codec ignores it; it stays 0 there so its chunks are written as before). */
+static unsigned radius_for(h5zgpu_codec codec, size_t k)
+{
+    return codec == H5ZGPU_CODEC_FIXED ? 0 : radii[k % NRADII];
+}
+
+static void synthetic(int small)
+{
+    int ncase = 0, nrun = 0;
+    for (size_t ci = 0; ci < ncodecs; ci++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t pi = 0; pi < sizeof patterns / sizeof patterns[0]; pi++)
+                for (int ti = 0; ti < 2; ti++)
+                    for (size_t bi = 0; bi < sizeof bounds / sizeof bounds[0]; bi++) {
+                        h5zgpu_params p = {.codec = codecs[ci],
+                                           .mode = bounds[bi].mode,
+                                           .eb = bounds[bi].eb,
+                                           .dtype = ti ? H5ZGPU_FLOAT64 : H5ZGPU_FLOAT32,
+                                           .rank = shapes[si].rank,
+                                           .radius = radius_for(codecs[ci], si + pi + bi + ti)};
+                        memcpy(p.dims, shapes[si].dims, sizeof(uint64_t) * p.rank);
+                        if (small && (tu_count(&p) > SMALL_MAX || ncase++ % SMALL_EVERY != 0))
+                            continue;
+                        char name[160];
+                        snprintf(name, sizeof name,
+                                 "%s: shape %zu, pattern %d, %s, mode %d eb %g, radius %u",
+                                 codec_name(p.codec), si, patterns[pi], ti ? "f64" : "f32",
+                                 (int)p.mode, p.eb, p.radius);
+                        run_case(name, &p, patterns[pi], 0, si * 31 + bi, nrun % 3 == 0,
+                                 nrun % 5 == 0 ? nrun : -1);
+                        nrun++;
+                    }
+    printf("gpu_identity: %d synthetic cases\n", nrun);
+}
+
 static void fill_cases(int small)
 {
-    static const size_t shape_ids[] = {1, 3, 5, 9, 10, 14, 15, 16, 18};
+    static const size_t shape_ids[] = {1, 3, 5, 9, 10, 14, 15, 16, 18, 20, 25};
     static const struct {
         h5zgpu_mode mode;
         double eb;
     } fb[] = {{H5ZGPU_MODE_ABS, 0.01}, {H5ZGPU_MODE_ABS, 0}, {H5ZGPU_MODE_REL, 1e-3},
               {H5ZGPU_MODE_PWREL, 1e-2}};
     int ncase = 0, nrun = 0, nfill = 0;
-    for (size_t s = 0; s < sizeof shape_ids / sizeof shape_ids[0]; s++)
-        for (size_t f = 0; f < sizeof fill_pats / sizeof fill_pats[0]; f++)
-            for (int ti = 0; ti < 2; ti++)
-                for (size_t bi = 0; bi < sizeof fb / sizeof fb[0]; bi++) {
-                    size_t si = shape_ids[s];
-                    h5zgpu_params p = {.codec = H5ZGPU_CODEC_FIXED, .mode = fb[bi].mode,
-                                       .eb = fb[bi].eb,
-                                       .dtype = ti ? H5ZGPU_FLOAT64 : H5ZGPU_FLOAT32,
-                                       .rank = shapes[si].rank, .has_fill = 1,
-                                       .fill = ti ? fill_pats[f].fill
-                                                  : (double)(float)fill_pats[f].fill};
-                    memcpy(p.dims, shapes[si].dims, sizeof(uint64_t) * p.rank);
-                    size_t n = tu_count(&p), raw = n * tu_esize(p.dtype), clen = 0;
-                    if (small && (n > SMALL_MAX || ncase++ % SMALL_EVERY != 0))
-                        continue;
-                    char name[160];
-                    snprintf(name, sizeof name, "fill: shape %zu, layout %d, %s, mode %d eb %g",
-                             si, fill_pats[f].pat, ti ? "f64" : "f32", (int)p.mode, p.eb);
-                    void *in = malloc(raw);
-                    if (!in) {
-                        tu_expect(0, "%s: out of host memory", name);
-                        continue;
+    for (size_t ci = 0; ci < ncodecs; ci++)
+        for (size_t s = 0; s < sizeof shape_ids / sizeof shape_ids[0]; s++)
+            for (size_t f = 0; f < sizeof fill_pats / sizeof fill_pats[0]; f++)
+                for (int ti = 0; ti < 2; ti++)
+                    for (size_t bi = 0; bi < sizeof fb / sizeof fb[0]; bi++) {
+                        size_t si = shape_ids[s];
+                        h5zgpu_params p = {.codec = codecs[ci], .mode = fb[bi].mode,
+                                           .eb = fb[bi].eb,
+                                           .dtype = ti ? H5ZGPU_FLOAT64 : H5ZGPU_FLOAT32,
+                                           .rank = shapes[si].rank, .has_fill = 1,
+                                           .fill = ti ? fill_pats[f].fill
+                                                      : (double)(float)fill_pats[f].fill,
+                                           .radius = radius_for(codecs[ci], s + f + bi)};
+                        memcpy(p.dims, shapes[si].dims, sizeof(uint64_t) * p.rank);
+                        if (small && (tu_count(&p) > SMALL_MAX || ncase++ % SMALL_EVERY != 0))
+                            continue;
+                        char name[160];
+                        snprintf(name, sizeof name,
+                                 "%s fill: shape %zu, layout %d, %s, mode %d eb %g, radius %u",
+                                 codec_name(p.codec), si, fill_pats[f].pat, ti ? "f64" : "f32",
+                                 (int)p.mode, p.eb, p.radius);
+                        nfill += run_case(name, &p, fill_pats[f].pat, 1,
+                                          fill_seeds[(s + bi) % 2], nrun % 2 == 0,
+                                          nrun % 5 == 0 ? nrun : -1);
+                        nrun++;
                     }
-                    fill_layout(&p, fill_pats[f].pat, p.fill, fill_seeds[(s + bi) % 2], in);
-                    int want = holds_fill(&p, in);
-                    tu_expect(fill_pats[f].pat != FP_ABSENT || !want,
-                              "%s: the absent fill value is in the input", name);
-                    uint8_t *c = identity(name, &p, in, nrun % 2 == 0, &clen);
-                    if (c) {
-                        /* only a chunk holding fill elements carries the fill flag */
-                        tu_expect((int)(c[9] & 1u) == want, "%s: fill flag %d, expected %d", name,
-                                  c[9] & 1u, want);
-                        nfill += c[9] & 1u;
-                        if (nrun % 5 == 0)
-                            corrupt(name, c, clen, raw, nrun);
-                    }
-                    free(c);
-                    free(in);
-                    nrun++;
-                }
     printf("gpu_identity: %d fill cases (%d chunks with fill elements)\n", nrun, nfill);
 }
 
-/* FILE.f32 Z,Y,X: the whole field as one chunk. */
+/* After the full synthetic and fill runs: what the chunks were written with. A Huffman chunk
+ * must have used each Lorenzo order, each form and each radius, and auto each codec (when
+ * those codecs are among the ones checked). */
+static void coverage(void)
+{
+    int huff = 0, autoc = 0;
+    for (size_t ci = 0; ci < ncodecs; ci++) {
+        huff |= codecs[ci] != H5ZGPU_CODEC_FIXED;
+        autoc |= codecs[ci] == H5ZGPU_CODEC_AUTO;
+    }
+    printf("gpu_identity: chunks written raw %d, fixed %d, Huffman %d; Huffman by Lorenzo order "
+           "1/2/3: %d/%d/%d, by form 0/1: %d/%d, by radius",
+           seen.written[0], seen.written[1], seen.written[2], seen.order[1], seen.order[2],
+           seen.order[3], seen.form[0], seen.form[1]);
+    for (size_t k = 0; k < NWRITTEN_RADII; k++)
+        printf(" %u: %d", written_radii[k], seen.radius[k]);
+    printf("; auto chose raw %d, fixed %d, Huffman %d\n", seen.auto_chose[0], seen.auto_chose[1],
+           seen.auto_chose[2]);
+    if (!huff)
+        return;
+    for (unsigned o = 1; o <= 3; o++)
+        tu_expect(seen.order[o] > 0, "coverage: no Huffman chunk used Lorenzo order %u", o);
+    for (unsigned f = 0; f <= 1; f++)
+        tu_expect(seen.form[f] > 0, "coverage: no Huffman chunk used form %u", f);
+    for (size_t k = 0; k < NWRITTEN_RADII; k++)
+        tu_expect(seen.radius[k] > 0, "coverage: no Huffman chunk used radius %u",
+                  written_radii[k]);
+    tu_expect(!autoc || seen.auto_chose[H5ZGPU_CODEC_FIXED] > 0,
+              "coverage: auto never chose the fixed-length codec");
+    tu_expect(!autoc || seen.auto_chose[H5ZGPU_CODEC_HUFFMAN] > 0,
+              "coverage: auto never chose the Huffman codec");
+}
+
+/* FILE.f32 Z,Y,X: the whole field as one chunk, with each codec. */
 static void field(const char *path, const char *dims)
 {
     static const double rel[] = {1e-2, 1e-3, 1e-4};
-    h5zgpu_params p = {.codec = H5ZGPU_CODEC_FIXED, .mode = H5ZGPU_MODE_REL,
-                       .dtype = H5ZGPU_FLOAT32};
+    h5zgpu_params p = {.mode = H5ZGPU_MODE_REL, .dtype = H5ZGPU_FLOAT32};
     const char *s = dims;
     char *end;
     while (p.rank < 4) {
@@ -399,16 +557,38 @@ static void field(const char *path, const char *dims)
     tu_expect(ok, "%s: cannot read %zu bytes of shape %s", path, raw, dims);
     if (f)
         fclose(f);
-    for (size_t i = 0; ok && i < sizeof rel / sizeof rel[0]; i++) {
-        char name[512];
-        p.eb = rel[i];
-        snprintf(name, sizeof name, "%s REL %g", path, rel[i]);
-        uint8_t *c = identity(name, &p, in, 1, &clen);
-        if (c)
-            printf("| %s | REL %g | ratio %.2f |\n", path, rel[i], (double)raw / (double)clen);
-        free(c);
-    }
+    for (size_t ci = 0; ok && ci < ncodecs; ci++)
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+            char name[512];
+            p.codec = codecs[ci];
+            p.eb = rel[i];
+            snprintf(name, sizeof name, "%s %s REL %g", path, codec_name(p.codec), rel[i]);
+            uint8_t *c = identity(name, &p, in, 1, &clen);
+            if (c)
+                printf("| %s | %s | REL %g | ratio %.2f | written by codec %u |\n", path,
+                       codec_name(p.codec), rel[i], (double)raw / (double)clen, c[5]);
+            fflush(stdout);
+            free(c);
+        }
     free(in);
+}
+
+/* "1,2,0" into codecs[]. */
+static int parse_codecs(const char *s)
+{
+    ncodecs = 0;
+    for (;;) {
+        char *end;
+        unsigned long c = strtoul(s, &end, 10);
+        if (end == s || c > H5ZGPU_CODEC_HUFFMAN || ncodecs == sizeof codecs / sizeof codecs[0])
+            return 0;
+        codecs[ncodecs++] = (h5zgpu_codec)c;
+        if (*end == 0)
+            return 1;
+        if (*end != ',')
+            return 0;
+        s = end + 1;
+    }
 }
 
 int main(int argc, char **argv)
@@ -420,14 +600,27 @@ int main(int argc, char **argv)
                e == cudaSuccess ? "driver answered" : cudaGetErrorString(e), count);
         return SKIP_CODE;
     }
-    int small = argc > 1 && strcmp(argv[1], "--small") == 0, first = 1 + small;
-    if ((argc - first) % 2 != 0) {
-        fprintf(stderr, "usage: %s [--small] | [FILE.f32 Z,Y,X]...\n", argv[0]);
+    int small = 0, first = 1;
+    for (; first < argc && strncmp(argv[first], "--", 2) == 0; first++) {
+        if (strcmp(argv[first], "--small") == 0) {
+            small = 1;
+        } else if (strcmp(argv[first], "--codecs") == 0 && first + 1 < argc &&
+                   parse_codecs(argv[first + 1])) {
+            first++;
+        } else {
+            first = argc + 1;
+            break;
+        }
+    }
+    if (first > argc || (argc - first) % 2 != 0) {
+        fprintf(stderr, "usage: %s [--small] [--codecs 1,2,0] [FILE.f32 Z,Y,X]...\n", argv[0]);
         return 2;
     }
     if (argc == first) {
         synthetic(small);
         fill_cases(small);
+        if (!small)
+            coverage();
     }
     for (int i = first; i + 1 < argc; i += 2)
         field(argv[i], argv[i + 1]);

@@ -24,21 +24,34 @@ typedef struct dset_case {
     h5zgpu_mode mode;
     double eb;
     tu_pattern pattern;
+    h5zgpu_codec codec;
 } dset_case;
 
 /* Writable copies of the predefined types, filled in main after H5open. */
 static hid_t t_f32le, t_f32be, t_f64le, t_f64be;
 
+#define FIXED H5ZGPU_CODEC_FIXED
+#define HUFF H5ZGPU_CODEC_HUFFMAN
+#define AUTO H5ZGPU_CODEC_AUTO
+
 static const dset_case roundtrip_cases[] = {
-    {"f32_1d_abs", &t_f32le, 1, {1000}, {300}, H5ZGPU_MODE_ABS, 1e-3, TU_SMOOTH},
-    {"f64_1d_pwrel", &t_f64le, 1, {1000}, {256}, H5ZGPU_MODE_PWREL, 1e-3, TU_SMOOTH},
-    {"f32_2d_rel", &t_f32le, 2, {50, 70}, {16, 32}, H5ZGPU_MODE_REL, 1e-3, TU_SMOOTH},
-    {"f64_2d_abs_special", &t_f64le, 2, {40, 33}, {16, 16}, H5ZGPU_MODE_ABS, 1e-4, TU_SPECIAL},
-    {"f32_3d_pwrel", &t_f32le, 3, {20, 30, 17}, {8, 8, 8}, H5ZGPU_MODE_PWREL, 1e-2, TU_SMOOTH},
-    {"f64_3d_rel", &t_f64le, 3, {20, 30, 17}, {8, 16, 8}, H5ZGPU_MODE_REL, 1e-4, TU_SMOOTH},
-    {"f32be_2d_abs", &t_f32be, 2, {50, 70}, {16, 32}, H5ZGPU_MODE_ABS, 1e-3, TU_SMOOTH},
-    {"f64be_3d_rel", &t_f64be, 3, {20, 30, 17}, {8, 8, 8}, H5ZGPU_MODE_REL, 1e-3, TU_SMOOTH},
-    {"f32_2d_lossless", &t_f32le, 2, {50, 70}, {16, 32}, H5ZGPU_MODE_ABS, 0, TU_SMOOTH},
+    {"f32_1d_abs", &t_f32le, 1, {1000}, {300}, H5ZGPU_MODE_ABS, 1e-3, TU_SMOOTH, FIXED},
+    {"f64_1d_pwrel", &t_f64le, 1, {1000}, {256}, H5ZGPU_MODE_PWREL, 1e-3, TU_SMOOTH, FIXED},
+    {"f32_2d_rel", &t_f32le, 2, {50, 70}, {16, 32}, H5ZGPU_MODE_REL, 1e-3, TU_SMOOTH, FIXED},
+    {"f64_2d_abs_special", &t_f64le, 2, {40, 33}, {16, 16}, H5ZGPU_MODE_ABS, 1e-4, TU_SPECIAL, FIXED},
+    {"f32_3d_pwrel", &t_f32le, 3, {20, 30, 17}, {8, 8, 8}, H5ZGPU_MODE_PWREL, 1e-2, TU_SMOOTH, FIXED},
+    {"f64_3d_rel", &t_f64le, 3, {20, 30, 17}, {8, 16, 8}, H5ZGPU_MODE_REL, 1e-4, TU_SMOOTH, FIXED},
+    {"f32be_2d_abs", &t_f32be, 2, {50, 70}, {16, 32}, H5ZGPU_MODE_ABS, 1e-3, TU_SMOOTH, FIXED},
+    {"f64be_3d_rel", &t_f64be, 3, {20, 30, 17}, {8, 8, 8}, H5ZGPU_MODE_REL, 1e-3, TU_SMOOTH, FIXED},
+    {"f32_2d_lossless", &t_f32le, 2, {50, 70}, {16, 32}, H5ZGPU_MODE_ABS, 0, TU_SMOOTH, FIXED},
+    {"huff_f32_1d_abs", &t_f32le, 1, {10000}, {3000}, H5ZGPU_MODE_ABS, 1e-3, TU_SMOOTH, HUFF},
+    {"huff_f64_2d_pwrel", &t_f64le, 2, {150, 140}, {64, 128}, H5ZGPU_MODE_PWREL, 1e-3, TU_SMOOTH, HUFF},
+    {"huff_f32_3d_rel", &t_f32le, 3, {20, 40, 36}, {16, 32, 32}, H5ZGPU_MODE_REL, 1e-3, TU_SMOOTH, HUFF},
+    {"huff_f64_2d_abs_special", &t_f64le, 2, {40, 33}, {16, 16}, H5ZGPU_MODE_ABS, 1e-4, TU_SPECIAL, HUFF},
+    {"huff_f64be_3d_rel", &t_f64be, 3, {20, 30, 17}, {8, 8, 8}, H5ZGPU_MODE_REL, 1e-3, TU_SMOOTH, HUFF},
+    {"huff_f32_2d_lossless", &t_f32le, 2, {50, 70}, {16, 32}, H5ZGPU_MODE_ABS, 0, TU_SMOOTH, HUFF},
+    {"auto_f32_3d_abs", &t_f32le, 3, {20, 30, 17}, {8, 16, 8}, H5ZGPU_MODE_ABS, 1e-3, TU_SMOOTH, AUTO},
+    {"auto_f64_1d_rel_special", &t_f64le, 1, {5000}, {1000}, H5ZGPU_MODE_REL, 1e-4, TU_SPECIAL, AUTO},
 };
 
 static hsize_t count_of(unsigned rank, const hsize_t *dims)
@@ -172,7 +185,7 @@ static void roundtrip_one(hid_t file, const dset_case *c)
     if (H5Tget_size(*c->file_type) == 4)
         for (size_t i = 0; i < n; i++)
             want[i] = (float)want[i];
-    user_cd(cd, H5ZGPU_CODEC_FIXED, c->mode, c->eb);
+    user_cd(cd, c->codec, c->mode, c->eb);
     hid_t space = H5Screate_simple((int)c->rank, c->dims, NULL);
     hid_t dcpl = make_dcpl(c->rank, c->chunk, H5Z_FLAG_MANDATORY, 4, cd);
     hid_t dset = H5Dcreate2(file, c->name, *c->file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
@@ -227,8 +240,9 @@ static const struct {
      "dataset type is integer of 4 bytes"},
     {"no cd_values", 0, H5Z_FLAG_MANDATORY, 0, 1, 0, 1e-3,
      "h5zgpu: cd_values must be {codec (0 auto, 1 fixed, 2 huffman), mode (0 ABS, 1 REL, 2 "
-     "PWREL), eb low word, eb high word}, optionally followed by {flags (bit 0: missing value "
-     "follows), missing value low word, high word}; got 0 values"},
+     "PWREL), eb low word, eb high word}, optionally followed by {flags (bit 0: a missing value "
+     "follows, bit 2: a Huffman radius follows), missing value low word, high word, radius}; "
+     "got 0 values"},
     {"two cd_values", 0, H5Z_FLAG_OPTIONAL, 2, 1, 0, 1e-3, "got 2 values"},
     {"codec 7", 0, H5Z_FLAG_MANDATORY, 4, 7, 0, 1e-3, "cd_values[0]=7 is not a codec"},
     {"mode 5", 0, H5Z_FLAG_MANDATORY, 4, 1, 5, 1e-3, "cd_values[1]=5 is not an error mode"},
@@ -236,7 +250,8 @@ static const struct {
     {"NaN bound", 0, H5Z_FLAG_OPTIONAL, 4, 1, 1, NAN, "is not a finite number >= 0"},
     {"infinite bound", 0, H5Z_FLAG_MANDATORY, 4, 1, 2, INFINITY, "is not a finite number >= 0"},
     {"PWREL bound 1", 0, H5Z_FLAG_MANDATORY, 4, 1, 2, 1.0, "must be below 1"},
-    {"Huffman codec", 0, H5Z_FLAG_MANDATORY, 4, 2, 0, 1e-3, "codec 2 (Huffman) is not in this"},
+    {"Huffman, negative bound", 0, H5Z_FLAG_MANDATORY, 4, 2, 0, -1e-3, "is not a finite number"},
+    {"auto, mode 3", 0, H5Z_FLAG_OPTIONAL, 4, 0, 3, 1e-3, "cd_values[1]=3 is not an error mode"},
 };
 
 static int errors(void)
@@ -337,11 +352,24 @@ static const struct {
     hid_t *file_type;
     double missing;
     unsigned percent; /* of the points that are missing */
+    h5zgpu_codec codec;
+    /* amplitude of the field: at 50 neighbours differ by up to about 1300 x the bound, which
+     * the fixed-length codec codes in 11 bits and the Huffman codec only as outliers (8 bytes:
+     * its chunks do not shrink); at 0.5, by up to 13 x, a field smooth at the bound's scale */
+    double amplitude;
 } missing_cases[] = {
-    {"f32_missing_1e34", &t_f32le, -1e34f, 40},
-    {"f32_missing_1e10", &t_f32le, -1e10f, 40},
-    {"f64_missing_1e34", &t_f64le, -1e34, 40},
-    {"f64be_missing_1e10", &t_f64be, -1e10, 60},
+    {"f32_missing_1e34", &t_f32le, -1e34f, 40, FIXED, 50},
+    {"f32_missing_1e10", &t_f32le, -1e10f, 40, FIXED, 50},
+    {"f64_missing_1e34", &t_f64le, -1e34, 40, FIXED, 50},
+    {"f64be_missing_1e10", &t_f64be, -1e10, 60, FIXED, 50},
+    {"huff_f32_missing_1e34", &t_f32le, -1e34f, 40, HUFF, 0.5},
+    {"huff_f32_missing_1e10", &t_f32le, -1e10f, 40, HUFF, 0.5},
+    {"huff_f64_missing_1e34", &t_f64le, -1e34, 40, HUFF, 0.5},
+    {"huff_f64be_missing_1e10", &t_f64be, -1e10, 60, HUFF, 0.5},
+    {"fixed_f32_missing_1e34_smooth", &t_f32le, -1e34f, 40, FIXED, 0.5},
+    /* auto keeps the smaller codec per chunk: the fixed-length one on the rougher field */
+    {"auto_f32_missing_1e34", &t_f32le, -1e34f, 40, AUTO, 50},
+    {"auto_f64_missing_1e10_smooth", &t_f64le, -1e10, 40, AUTO, 0.5},
 };
 
 /* Land points of a climate field: runs of missing values and scattered ones, `percent` in all. */
@@ -362,11 +390,12 @@ static void missing_one(hid_t file, size_t k)
     size_t nmiss = 0;
     tu_fill(H5ZGPU_FLOAT64, MISS_N, TU_SMOOTH, k, want);
     for (size_t i = 0; i < MISS_N; i++) {
-        want[i] = H5Tget_size(type) == 4 ? (float)(want[i] * 50) : want[i] * 50;
+        double v = want[i] * missing_cases[k].amplitude;
+        want[i] = H5Tget_size(type) == 4 ? (float)v : v;
         if (is_missing(i, missing_cases[k].percent))
             want[i] = miss, nmiss++;
     }
-    user_cd(cd, H5ZGPU_CODEC_FIXED, H5ZGPU_MODE_ABS, MISS_EB);
+    user_cd(cd, missing_cases[k].codec, H5ZGPU_MODE_ABS, MISS_EB);
     cd[4] = 1;
     h5zgpu_eb_to_words(miss, &cd[5], &cd[6]);
     hid_t space = H5Screate_simple(1, dims, NULL);
@@ -393,7 +422,7 @@ static void missing_one(hid_t file, size_t k)
         double raw = (double)MISS_N * (double)H5Tget_size(type);
         tu_expect(stored > 0 && stored < raw, "%s: stored %llu bytes of %.0f", name,
                   (unsigned long long)stored, raw);
-        printf("%-20s missing %g on %4.1f%% of %d points, ABS %g: ratio %.2f\n", name, miss,
+        printf("%-29s missing %g on %4.1f%% of %d points, ABS %g: ratio %.2f\n", name, miss,
                100.0 * (double)nmiss / MISS_N, MISS_N, MISS_EB, raw / (double)stored);
         /* the codec took the missing value as its fill value: chunk 0 holds some */
         static uint8_t raw_chunk[MISS_CHUNK * 8 + 4096];
@@ -430,11 +459,18 @@ static const struct {
     size_t ncd;
     unsigned flags;
     double missing;
+    unsigned radius;
     const char *says;
 } missing_refused[] = {
-    {"unknown flag bits", &t_f32le, 7, 5, -1e34, "cd_values[4]=5 has unknown flag bits"},
-    {"flag without value", &t_f32le, 5, 1, -1e34, "cd_values[5] and [6] are absent"},
-    {"missing value not float32", &t_f32le, 7, 1, 0.1, "is not a float32 value"},
+    {"unknown flag bits", &t_f32le, 5, 8, 0, 0, "cd_values[4]=8 has unknown flag bits"},
+    {"flag without value", &t_f32le, 5, 1, 0, 0,
+     "cd_values[4]=1 announces 2 more values but only 0 follow"},
+    {"missing value not float32", &t_f32le, 7, 1, 0.1, 0, "is not a float32 value"},
+    {"radius without value", &t_f32le, 7, 5, -1e34, 0,
+     "cd_values[4]=5 announces 3 more values but only 2 follow"},
+    {"radius 1", &t_f32le, 6, 4, 0, 1, "radius 1 is outside 2..1024"},
+    {"radius 1025 after a missing value", &t_f64le, 8, 5, -1e34, 1025,
+     "radius 1025 is outside 2..1024"},
 };
 
 static int missing(void)
@@ -447,10 +483,14 @@ static int missing(void)
     hid_t space = H5Screate_simple(1, dims, NULL);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     for (size_t i = 0; i < sizeof missing_refused / sizeof missing_refused[0]; i++) {
-        unsigned cd[7];
-        user_cd(cd, H5ZGPU_CODEC_FIXED, H5ZGPU_MODE_ABS, MISS_EB);
+        unsigned cd[8], at = 5;
+        user_cd(cd, H5ZGPU_CODEC_HUFFMAN, H5ZGPU_MODE_ABS, MISS_EB);
         cd[4] = missing_refused[i].flags;
-        h5zgpu_eb_to_words(missing_refused[i].missing, &cd[5], &cd[6]);
+        if (cd[4] & 1u) {
+            h5zgpu_eb_to_words(missing_refused[i].missing, &cd[5], &cd[6]);
+            at = 7;
+        }
+        cd[at] = missing_refused[i].radius;
         hid_t dcpl = make_dcpl(1, chunk, H5Z_FLAG_OPTIONAL, missing_refused[i].ncd, cd);
         hid_t dset = H5Dcreate2(file, "refused", *missing_refused[i].file_type, space,
                                 H5P_DEFAULT, dcpl, H5P_DEFAULT);
@@ -467,10 +507,11 @@ static int missing(void)
     return tu_done("hdf5_missing_value");
 }
 
-/* Unfiltered inputs for h5repack; both datasets have partial edge chunks. */
+/* Unfiltered inputs for h5repack (which names the codec: .codec is unused); both datasets
+ * have partial edge chunks. */
 static const dset_case repack_inputs[] = {
-    {"f32_3d", &t_f32le, 3, {20, 30, 40}, {10, 16, 16}, H5ZGPU_MODE_ABS, 0, TU_SMOOTH},
-    {"f64_2d", &t_f64le, 2, {100, 70}, {32, 32}, H5ZGPU_MODE_ABS, 0, TU_SMOOTH},
+    {"f32_3d", &t_f32le, 3, {20, 30, 40}, {10, 16, 16}, H5ZGPU_MODE_ABS, 0, TU_SMOOTH, AUTO},
+    {"f64_2d", &t_f64le, 2, {100, 70}, {32, 32}, H5ZGPU_MODE_ABS, 0, TU_SMOOTH, AUTO},
 };
 
 static int make_input(const char *path)

@@ -10,14 +10,23 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work"
 set -- $("$tool" eb-words 1e-3)
 lo=$1 hi=$2
 
-"$h5repack" -f UD=33900,0,4,1,0,"$lo","$hi" in.h5 out.h5 || fail "h5repack -f UD=33900,... failed"
-"$h5dump" -pH out.h5 > dump.txt || fail "h5dump -pH out.h5 failed"
-grep -q "FILTER_ID 33900" dump.txt || fail "h5dump does not show filter 33900"
-grep -q "COMMENT h5zgpu" dump.txt || fail "h5dump does not name the filter h5zgpu"
-[ "$(wc -c < out.h5)" -lt "$(wc -c < in.h5)" ] || fail "out.h5 is not smaller than in.h5"
+# each codec: 1 fixed-length, 2 Huffman, 0 auto
+for codec in 1 2 0; do
+    "$h5repack" -f UD=33900,0,4,$codec,0,"$lo","$hi" in.h5 out$codec.h5 ||
+        fail "h5repack -f UD=33900,0,4,$codec,... failed"
+    "$h5dump" -pH out$codec.h5 > dump$codec.txt || fail "h5dump -pH out$codec.h5 failed"
+    grep -q "FILTER_ID 33900" dump$codec.txt || fail "h5dump does not show filter 33900 (codec $codec)"
+    grep -q "COMMENT h5zgpu" dump$codec.txt || fail "h5dump does not name the filter h5zgpu (codec $codec)"
+    grep -q "PARAMS { $codec 0 " dump$codec.txt || fail "h5dump does not show codec $codec in the filter's values"
+    [ "$(wc -c < out$codec.h5)" -lt "$(wc -c < in.h5)" ] || fail "out$codec.h5 is not smaller than in.h5"
+    # h5dump decodes every chunk: the values it prints must be numbers
+    "$h5dump" -d /f32_3d -w 0 out$codec.h5 > values$codec.txt || fail "h5dump cannot read out$codec.h5"
+    if grep -qi "nan\|inf" values$codec.txt; then fail "h5dump printed NaN/Inf from out$codec.h5"; fi
 
-"$h5repack" -f NONE out.h5 back.h5 || fail "h5repack -f NONE failed"
-"$tool" compare in.h5 back.h5 1e-3 || fail "values restored by h5repack -f NONE miss ABS 1e-3"
+    "$h5repack" -f NONE out$codec.h5 back$codec.h5 || fail "h5repack -f NONE failed (codec $codec)"
+    "$tool" compare in.h5 back$codec.h5 1e-3 ||
+        fail "values restored by h5repack -f NONE miss ABS 1e-3 (codec $codec)"
+done
 
 # a damaged stored chunk: h5dump must exit non-zero with our message on the error stack
 "$tool" corrupt corrupt.h5 > /dev/null || fail "could not make corrupt.h5"
