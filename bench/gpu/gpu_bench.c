@@ -1,9 +1,12 @@
-/* Throughput of the GPU fixed-length codec on device-resident data, through
- * h5zgpu_compress_device / h5zgpu_decompress_device (each call includes its statistics pass,
- * checksum and size round trip), beside the device's copy bandwidths measured in the same run.
+/* Throughput of the GPU codecs on device-resident data, through h5zgpu_compress_device /
+ * h5zgpu_decompress_device (each call includes its statistics pass, codebook, checksum and size
+ * round trip), beside the device's copy bandwidths measured in the same run.
  *
- * usage: gpu_bench [--repeat N] FILE.f32 Z,Y,X [FILE.f32 Z,Y,X ...]
- * Prints markdown tables: GB/s = input bytes / median call time (cudaEvents). */
+ * usage: gpu_bench [--repeat N] [--codecs 1,2,0] FILE.f32 Z,Y,X [FILE.f32 Z,Y,X ...]
+ * Prints markdown tables, one per codec (default 1, 2 and 0, in that order): whole fields at
+ * REL 1e-2, 1e-3, 1e-4, then HDF5-sized sub-chunks of the first field. GB/s = input bytes /
+ * median call time (cudaEvents). A row whose values miss the bound, or whose chunk was written
+ * by another codec than the one asked for, says FAIL and makes the exit status 1. */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime */
 #include "h5zgpu.h"
 
@@ -18,6 +21,8 @@
 #define WARMUP 2
 #define DEFAULT_REPEAT 10
 #define COPY_BYTES ((size_t)1 << 30)
+#define MAX_CODECS 3
+#define MAX_FIELDS 64
 
 static const double rel_bounds[] = {1e-2, 1e-3, 1e-4};
 
@@ -65,7 +70,8 @@ static float time_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind
     return m;
 }
 
-static void copy_limits(int repeat, cudaStream_t s)
+/* Prints the copy table; returns the device-to-device GB/s copied. */
+static double copy_limits(int repeat, cudaStream_t s)
 {
     void *d0, *d1, *h;
     CK(cudaMalloc(&d0, COPY_BYTES));
@@ -85,12 +91,19 @@ static void copy_limits(int repeat, cudaStream_t s)
     cudaFree(d0);
     cudaFree(d1);
     cudaFreeHost(h);
+    return gb / (dd * 1e-3);
+}
+
+static const char *codec_name(h5zgpu_codec c)
+{
+    return c == H5ZGPU_CODEC_FIXED ? "fixed" : c == H5ZGPU_CODEC_HUFFMAN ? "huffman" : "auto";
 }
 
 typedef struct result {
     float comp_ms, decomp_ms;
     size_t clen;
     double max_err, eb_abs;
+    unsigned written;   /* codec the chunk's header names */
 } result;
 
 static int bench_one(const h5zgpu_params *p, const float *host, void *d_in, void *d_out,
@@ -136,6 +149,7 @@ static int bench_one(const h5zgpu_params *p, const float *host, void *d_in, void
         fprintf(stderr, "gpu_bench: chunk header: %s\n", h5zgpu_last_error());
     free(chunk);
     r->eb_abs = info.eb_abs;
+    r->written = info.codec;
     r->max_err = 0;
     for (size_t i = 0; i < n; i++) {
         double e = fabs((double)got[i] - (double)host[i]);
@@ -143,7 +157,9 @@ static int bench_one(const h5zgpu_params *p, const float *host, void *d_in, void
     }
     free(got);
     free(t);
-    return r->max_err <= r->eb_abs;
+    /* a codec asked for by name must have written the chunk (raw: it did not shrink) */
+    return r->max_err <= r->eb_abs &&
+           (p->codec == H5ZGPU_CODEC_AUTO || r->written == 0 || r->written == (unsigned)p->codec);
 fail:
     fprintf(stderr, "gpu_bench: %s: %s\n", h5zgpu_status_string(st), h5zgpu_last_error());
     free(t);
@@ -158,18 +174,22 @@ static double now_s(void)
 }
 
 /* HDF5-sized chunks (64 x Y x X corners of the first field) at REL 1e-3: the device API, and
- * the host API on the GPU (what the filter calls: upload, compress, download). */
+ * the host API on the GPU (what the filter calls: upload, compress, download). One table per
+ * codec, printed after the whole-field tables. */
 static const uint64_t sweep_yx[] = {64, 128, 256, 512};
-static char sweep_table[4096];
+static char sweep_table[MAX_CODECS * 2048];
+static size_t sweep_used;
 
-static void chunk_sweep(const float *field, const h5zgpu_params *whole, int repeat,
-                        cudaStream_t s)
+static int chunk_sweep(const float *field, const h5zgpu_params *whole, int repeat,
+                       cudaStream_t s)
 {
-    size_t used = (size_t)snprintf(sweep_table, sizeof sweep_table,
-                                   "\n| chunk (REL 1e-3, first field) | device compress GB/s | "
-                                   "device decompress GB/s | host API compress GB/s | host API "
-                                   "decompress GB/s | ratio | max err / eb_abs |\n"
-                                   "|---|---|---|---|---|---|---|\n");
+    int bad = 0;
+    sweep_used += (size_t)snprintf(sweep_table + sweep_used, sizeof sweep_table - sweep_used,
+                             "\n| chunk (%s, REL 1e-3, first field) | device compress GB/s | "
+                             "device decompress GB/s | host API compress GB/s | host API "
+                             "decompress GB/s | ratio | max err / eb_abs |\n"
+                             "|---|---|---|---|---|---|---|\n",
+                             codec_name(whole->codec));
     const h5zgpu_exec gpu = {H5ZGPU_EXEC_GPU, 0};
     for (size_t k = 0; k < sizeof sweep_yx / sizeof sweep_yx[0]; k++) {
         h5zgpu_params p = *whole;
@@ -213,7 +233,8 @@ static void chunk_sweep(const float *field, const h5zgpu_params *whole, int repe
             td[i] = (float)t[repeat + i];
         }
         double gb = (double)raw / 1e9;
-        used += (size_t)snprintf(sweep_table + used, sizeof sweep_table - used,
+        bad |= !ok || st != H5ZGPU_OK;
+        sweep_used += (size_t)snprintf(sweep_table + sweep_used, sizeof sweep_table - sweep_used,
                                  "| %" PRIu64 "x%" PRIu64 "x%" PRIu64 " (%.0f MiB) | %.1f | %.1f | "
                                  "%.1f | %.1f | %.2f | %.4f%s%s |\n",
                                  p.dims[0], p.dims[1], p.dims[2], raw / 1048576.0,
@@ -230,18 +251,73 @@ static void chunk_sweep(const float *field, const h5zgpu_params *whole, int repe
         cudaFree(d_out);
         cudaFree(d_back);
     }
+    return bad;
+}
+
+/* "1,2,0" into codecs[]; returns how many, 0 if malformed. */
+static size_t parse_codecs(const char *s, h5zgpu_codec *codecs)
+{
+    size_t n = 0;
+    for (;;) {
+        char *end;
+        unsigned long c = strtoul(s, &end, 10);
+        if (end == s || c > H5ZGPU_CODEC_HUFFMAN || n == MAX_CODECS)
+            return 0;
+        codecs[n++] = (h5zgpu_codec)c;
+        if (*end == 0)
+            return n;
+        if (*end != ',')
+            return 0;
+        s = end + 1;
+    }
+}
+
+/* Reads a Z,Y,X float32 field; NULL (with a message) on failure. */
+static float *read_field(const char *path, h5zgpu_params *p)
+{
+    size_t raw = (size_t)p->dims[0] * p->dims[1] * p->dims[2] * 4;
+    float *host = malloc(raw);
+    FILE *fp = fopen(path, "rb");
+    if (!host || !fp || fread(host, 1, raw, fp) != raw) {
+        fprintf(stderr, "gpu_bench: cannot read %zu bytes from %s\n", raw, path);
+        free(host);
+        host = NULL;
+    }
+    if (fp)
+        fclose(fp);
+    return host;
 }
 
 int main(int argc, char **argv)
 {
     int repeat = DEFAULT_REPEAT, first = 1, bad = 0;
-    if (argc > 2 && strcmp(argv[1], "--repeat") == 0) {
-        repeat = atoi(argv[2]);
-        first = 3;
+    h5zgpu_codec codecs[MAX_CODECS] = {H5ZGPU_CODEC_FIXED, H5ZGPU_CODEC_HUFFMAN,
+                                       H5ZGPU_CODEC_AUTO};
+    size_t ncodecs = MAX_CODECS;
+    for (; first + 1 < argc && strncmp(argv[first], "--", 2) == 0; first += 2) {
+        if (strcmp(argv[first], "--repeat") == 0)
+            repeat = atoi(argv[first + 1]);
+        else if (strcmp(argv[first], "--codecs") == 0)
+            ncodecs = parse_codecs(argv[first + 1], codecs);
+        else
+            break; /* unknown option: the usage below */
     }
-    if (repeat < 1 || (argc - first) % 2 != 0) {
-        fprintf(stderr, "usage: %s [--repeat N] FILE.f32 Z,Y,X [FILE.f32 Z,Y,X ...]\n", argv[0]);
+    if (repeat < 1 || ncodecs == 0 || first >= argc || (argc - first) % 2 != 0 ||
+        (argc - first) / 2 > MAX_FIELDS || argv[first][0] == '-') {
+        fprintf(stderr, "usage: %s [--repeat N] [--codecs 1,2,0] FILE.f32 Z,Y,X "
+                        "[FILE.f32 Z,Y,X ...]\n", argv[0]);
         return 2;
+    }
+    h5zgpu_params fields[MAX_FIELDS];
+    int nfields = 0;
+    for (int f = first; f + 1 < argc; f += 2, nfields++) {
+        h5zgpu_params *p = &fields[nfields];
+        *p = (h5zgpu_params){.mode = H5ZGPU_MODE_REL, .dtype = H5ZGPU_FLOAT32, .rank = 3};
+        if (sscanf(argv[f + 1], "%" SCNu64 ",%" SCNu64 ",%" SCNu64, &p->dims[0], &p->dims[1],
+                   &p->dims[2]) != 3) {
+            fprintf(stderr, "gpu_bench: dims '%s' are not Z,Y,X\n", argv[f + 1]);
+            return 2;
+        }
     }
     if (!h5zgpu_gpu_available()) {
         fprintf(stderr, "gpu_bench: no usable CUDA device\n");
@@ -256,50 +332,57 @@ int main(int argc, char **argv)
            prop.name, prop.multiProcessorCount, drv, rt, h5zgpu_version(), repeat, WARMUP);
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    copy_limits(repeat, s);
+    double d2d = copy_limits(repeat, s);
 
-    printf("| field | bound | compress GB/s | decompress GB/s | ratio | max err / eb_abs |\n");
-    printf("|---|---|---|---|---|---|\n");
-    for (int f = first; f + 1 < argc; f += 2) {
-        h5zgpu_params p = {.codec = H5ZGPU_CODEC_FIXED, .mode = H5ZGPU_MODE_REL,
-                           .dtype = H5ZGPU_FLOAT32, .rank = 3};
-        if (sscanf(argv[f + 1], "%" SCNu64 ",%" SCNu64 ",%" SCNu64, &p.dims[0], &p.dims[1],
-                   &p.dims[2]) != 3) {
-            fprintf(stderr, "gpu_bench: dims '%s' are not Z,Y,X\n", argv[f + 1]);
-            return 2;
+    for (size_t ci = 0; ci < ncodecs; ci++) {
+        h5zgpu_codec codec = codecs[ci];
+        /* the fixed-length table keeps the columns of earlier runs (docs/BENCHMARKS.md) */
+        if (codec == H5ZGPU_CODEC_FIXED) {
+            printf("| field | bound | compress GB/s | decompress GB/s | ratio | max err / eb_abs |\n");
+            printf("|---|---|---|---|---|---|\n");
+        } else {
+            printf("\n%s codec (device-to-device copy in this run: %.0f GB/s)\n\n",
+                   codec == H5ZGPU_CODEC_HUFFMAN ? "Huffman" : "Auto", d2d);
+            printf("| field | bound | compress GB/s | decompress GB/s | ratio | max err / eb_abs "
+                   "| written by codec |\n");
+            printf("|---|---|---|---|---|---|---|\n");
         }
-        size_t n = (size_t)p.dims[0] * p.dims[1] * p.dims[2], raw = n * 4;
-        size_t cap = h5zgpu_compress_bound(&p);
-        float *host = malloc(raw);
-        FILE *fp = fopen(argv[f], "rb");
-        if (!host || !fp || fread(host, 1, raw, fp) != raw) {
-            fprintf(stderr, "gpu_bench: cannot read %zu bytes from %s\n", raw, argv[f]);
-            return 1;
+        for (int k = 0; k < nfields; k++) {
+            const char *path = argv[first + 2 * k];
+            h5zgpu_params p = fields[k];
+            p.codec = codec;
+            size_t n = (size_t)p.dims[0] * p.dims[1] * p.dims[2], raw = n * 4;
+            size_t cap = h5zgpu_compress_bound(&p);
+            float *host = read_field(path, &p);
+            if (!host)
+                return 1;
+            void *d_in, *d_out, *d_back;
+            CK(cudaMalloc(&d_in, raw));
+            CK(cudaMalloc(&d_out, cap));
+            CK(cudaMalloc(&d_back, raw));
+            CK(cudaMemcpy(d_in, host, raw, cudaMemcpyHostToDevice));
+            const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+            for (size_t b = 0; b < sizeof rel_bounds / sizeof rel_bounds[0]; b++) {
+                result r = {0};
+                p.eb = rel_bounds[b];
+                int ok = bench_one(&p, host, d_in, d_out, cap, d_back, repeat, s, &r);
+                bad |= !ok;
+                double gb = (double)raw / 1e9;
+                printf("| %s | REL %g | %.0f | %.0f | %.2f | %.4f", name, p.eb,
+                       gb / (r.comp_ms * 1e-3), gb / (r.decomp_ms * 1e-3), (double)raw / r.clen,
+                       r.eb_abs > 0 ? r.max_err / r.eb_abs : 0.0);
+                if (codec != H5ZGPU_CODEC_FIXED)
+                    printf(" | %u", r.written);
+                printf("%s |\n", ok ? "" : " FAIL");
+                fflush(stdout);
+            }
+            cudaFree(d_in);
+            cudaFree(d_out);
+            cudaFree(d_back);
+            if (k == 0)
+                bad |= chunk_sweep(host, &p, repeat, s);
+            free(host);
         }
-        fclose(fp);
-        void *d_in, *d_out, *d_back;
-        CK(cudaMalloc(&d_in, raw));
-        CK(cudaMalloc(&d_out, cap));
-        CK(cudaMalloc(&d_back, raw));
-        CK(cudaMemcpy(d_in, host, raw, cudaMemcpyHostToDevice));
-        const char *name = strrchr(argv[f], '/') ? strrchr(argv[f], '/') + 1 : argv[f];
-        for (size_t k = 0; k < sizeof rel_bounds / sizeof rel_bounds[0]; k++) {
-            result r = {0};
-            p.eb = rel_bounds[k];
-            int ok = bench_one(&p, host, d_in, d_out, cap, d_back, repeat, s, &r);
-            bad |= !ok;
-            double gb = (double)raw / 1e9;
-            printf("| %s | REL %g | %.0f | %.0f | %.2f | %.4f%s |\n", name, p.eb,
-                   gb / (r.comp_ms * 1e-3), gb / (r.decomp_ms * 1e-3), (double)raw / r.clen,
-                   r.eb_abs > 0 ? r.max_err / r.eb_abs : 0.0, ok ? "" : " FAIL");
-            fflush(stdout);
-        }
-        cudaFree(d_in);
-        cudaFree(d_out);
-        cudaFree(d_back);
-        if (f == first)
-            chunk_sweep(host, &p, repeat, s);
-        free(host);
     }
     printf("%s", sweep_table);
     cudaStreamDestroy(s);

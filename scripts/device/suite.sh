@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # On the GPU machine (the `device` tool), from the repository root, with .debs/ carried along
-# (scripts/device/fetch-hdf5-debs.sh): what the GPU path must show, in two parts that each fit
-# one call. Logs and tables go to $OUT.
-#   bash scripts/device/suite.sh tests   build; ctest and pytest with H5ZGPU_DEVICE=gpu; CPU/GPU
-#                                        identity on the Nyx-like fields; compute-sanitizer
-#   bash scripts/device/suite.sh bench   kernel benchmark, ratio table, main job, property run
+# (scripts/device/fetch-hdf5-debs.sh): what the GPU path must show, in four parts that each fit
+# one call of at most 600 s (each step has its own timeout; the sum of a part's timeouts leaves
+# about 2 minutes for a build on a fresh machine). Logs and tables go to $OUT; every step
+# prints the seconds since the part began.
+#   bash scripts/device/suite.sh tests     build; ctest (gpu_identity's synthetic and fill cases for
+#                                          codecs 1, 2 and 0 included) and pytest with
+#                                          H5ZGPU_DEVICE=gpu; compute-sanitizer on gpu_identity
+#   bash scripts/device/suite.sh identity  CPU/GPU identity on the six Nyx-like fields at REL
+#                                          1e-2 1e-3 1e-4, codec 1, then 2, then 0
+#   bash scripts/device/suite.sh bench     HDF5 tests with Debian's tools; gpu_bench (codecs 1, 2
+#                                          and 0, beside the copy bandwidths); ratio table
+#   bash scripts/device/suite.sh bench2    main job through h5py; property run
+#   bash scripts/device/suite.sh huffman   the Huffman codec's device evidence in one call: CPU/GPU
+#                                          identity of codec 2 on the six fields, then gpu_bench
+#                                          (codecs 1, 2, 0; ratios, GB/s, copy bandwidth)
 set -uo pipefail
-part=${1:?tests or bench}
+part=${1:?tests, identity, bench, bench2 or huffman}
 OUT=${OUT:-$PWD/out}
 N=${N:-512}
 B=$PWD/build-dev
@@ -14,7 +24,7 @@ DATA=/tmp/nyx$N
 mkdir -p "$OUT"
 eval "$(bash scripts/device/use-hdf5-debs.sh .debs)"
 export H5ZGPU_APT=0 PYTHON=python3 H5ZGPU_VERBOSE=1
-step() { printf '== %s\n' "$*"; }
+step() { printf '== %s (at %d s)\n' "$*" "$SECONDS"; }
 
 step "build"
 # Debian's HDF5 unpacked under /opt: its h5cc wrapper points at /usr, so FindHDF5 gets the paths
@@ -24,45 +34,74 @@ cmake -S . -B "$B" -DH5ZGPU_CUDA=ON -DHDF5_C_COMPILER_EXECUTABLE=/nonexistent \
   cmake --build "$B" -j "$(nproc)" >"$OUT/build.log" 2>&1 ||
   { tail -n 30 "$OUT/configure.log" "$OUT/build.log"; exit 1; }
 grep -E '^-- h5zgpu:' "$OUT/configure.log"
-if [ ! -s "$DATA/nyx_velocity_z.f32" ]; then
-  mkdir -p "$DATA"
-  python3 bench/gen_nyx_like.py "$DATA" "$N" 11 >"$OUT/gen.log" 2>&1
-fi
+
+# The six Nyx-like fields, made once per machine (the parts after `tests` need them).
 fields=()
-for f in baryon_density dark_matter_density temperature velocity_x velocity_y velocity_z; do
-  fields+=("$DATA/nyx_$f.f32" "$N,$N,$N")
-done
+need_fields() {
+  if [ ! -s "$DATA/nyx_velocity_z.f32" ]; then
+    step "generate the Nyx-like fields, $N^3"
+    mkdir -p "$DATA"
+    python3 bench/gen_nyx_like.py "$DATA" "$N" 11 >"$OUT/gen.log" 2>&1
+  fi
+  for f in baryon_density dark_matter_density temperature velocity_x velocity_y velocity_z; do
+    fields+=("$DATA/nyx_$f.f32" "$N,$N,$N")
+  done
+}
 
 case $part in
 tests)
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
   date -u +%FT%TZ | tee -a "$OUT/device.txt"
   step "ctest, H5ZGPU_DEVICE=gpu"
-  (cd "$B" && H5ZGPU_DEVICE=gpu timeout 300 ctest -j 8 --output-on-failure) >"$OUT/ctest-gpu.log" 2>&1
-  grep -E 'tests passed|Failed|Skipped' "$OUT/ctest-gpu.log"
+  (cd "$B" && H5ZGPU_DEVICE=gpu timeout 220 ctest -j 8 --output-on-failure) >"$OUT/ctest-gpu.log" 2>&1
+  grep -E 'tests passed|Failed|Skipped|\(Timeout\)' "$OUT/ctest-gpu.log"
+  # every test's output, passing ones included: gpu_identity's case counts and coverage tally
+  cp "$B/Testing/Temporary/LastTest.log" "$OUT/ctest-gpu-all.log"
+  grep -E '^gpu_(identity|faults): ' "$OUT/ctest-gpu-all.log"
   step "pytest, $(python3 -c 'import h5py; print("h5py", h5py.__version__, "HDF5", h5py.version.hdf5_version)'), H5ZGPU_DEVICE=gpu"
-  HDF5_PLUGIN_PATH=$B/plugin H5ZGPU_BIN=$B/bin/h5zgpu H5ZGPU_DEVICE=gpu timeout 300 \
+  HDF5_PLUGIN_PATH=$B/plugin H5ZGPU_BIN=$B/bin/h5zgpu H5ZGPU_DEVICE=gpu timeout 120 \
     python3 -m pytest python_tests -q -p no:cacheprovider >"$OUT/pytest-gpu.log" 2>&1
   tail -n 3 "$OUT/pytest-gpu.log"
-  step "CPU/GPU identity, six Nyx-like fields at $N^3, REL 1e-2 1e-3 1e-4"
-  timeout 300 "$B/test/gpu/gpu_identity" "${fields[@]}" >"$OUT/identity.log" 2>&1
-  echo "exit $?"; tail -n 8 "$OUT/identity.log"
-  step "compute-sanitizer memcheck"
-  timeout 240 compute-sanitizer --tool memcheck --error-exitcode 3 "$B/test/gpu/gpu_identity" --small \
-    >"$OUT/memcheck.log" 2>&1
+  # the Huffman kernels and, through auto, the fixed-length ones
+  step "compute-sanitizer memcheck, gpu_identity --small --codecs 2,0"
+  timeout 140 compute-sanitizer --tool memcheck --error-exitcode 3 "$B/test/gpu/gpu_identity" \
+    --small --codecs 2,0 >"$OUT/memcheck.log" 2>&1
   echo "exit $?"; tail -n 3 "$OUT/memcheck.log"
   ;;
+identity)
+  need_fields
+  # one run per codec, so that a timeout costs one codec's rows only; the CPU reference of
+  # codec 2 and auto (which encodes with both codecs) take most of the time
+  for c in 1 2 0; do
+    step "CPU/GPU identity, codec $c, six Nyx-like fields at $N^3, REL 1e-2 1e-3 1e-4"
+    timeout 150 "$B/test/gpu/gpu_identity" --codecs $c "${fields[@]}" >"$OUT/identity-$c.log" 2>&1
+    echo "exit $?"; grep -E '^\| |checks' "$OUT/identity-$c.log"; grep -m 5 FAIL "$OUT/identity-$c.log"
+  done
+  ;;
 bench)
+  need_fields
   step "HDF5 tests (Debian's HDF5 1.10 tools), H5ZGPU_DEVICE=gpu"
-  (cd "$B" && H5ZGPU_DEVICE=gpu timeout 120 ctest -R 'hdf5|plugin' --output-on-failure) \
+  (cd "$B" && H5ZGPU_DEVICE=gpu timeout 60 ctest -R 'hdf5|plugin' --output-on-failure) \
     >"$OUT/ctest-hdf5-gpu.log" 2>&1
   grep -E 'tests passed|Failed' "$OUT/ctest-hdf5-gpu.log"
-  step "kernel benchmark"
-  timeout 240 "$B/bin/gpu_bench" "${fields[@]}" >"$OUT/bench.md" 2>&1
+  step "kernel benchmark, codecs 1, 2, 0"
+  timeout 240 "$B/bin/gpu_bench" --codecs 1,2,0 "${fields[@]}" >"$OUT/bench.md" 2>&1
   echo "exit $?"; cat "$OUT/bench.md"
   step "ratio against cuSZp"
-  H5ZGPU_DEVICE=gpu timeout 240 python3 bench/ratio_table.py "$B/bin/h5zgpu" "$DATA" "$N" \
+  H5ZGPU_DEVICE=gpu timeout 180 python3 bench/ratio_table.py "$B/bin/h5zgpu" "$DATA" "$N" \
     --out "$OUT/ratio.md" | tail -n 2
+  ;;
+huffman)
+  need_fields
+  step "CPU/GPU identity, codec 2, six Nyx-like fields at $N^3, REL 1e-2 1e-3 1e-4"
+  timeout 170 "$B/test/gpu/gpu_identity" --codecs 2 "${fields[@]}" >"$OUT/identity-2.log" 2>&1
+  echo "exit $?"; grep -E '^\| |checks' "$OUT/identity-2.log"; grep -m 5 FAIL "$OUT/identity-2.log"
+  step "kernel benchmark, codecs 1, 2, 0"
+  timeout 240 "$B/bin/gpu_bench" --codecs 1,2,0 "${fields[@]}" >"$OUT/bench.md" 2>&1
+  echo "exit $?"; cat "$OUT/bench.md"
+  ;;
+bench2)
+  need_fields
   step "main job"
   BUILD=$B timeout 240 bash scripts/run_nyx.sh "$N" >"$OUT/nyx.log" 2>&1
   echo "exit $?"; tail -n 10 "$OUT/nyx.log"
@@ -70,4 +109,9 @@ bench)
   H5ZGPU_DEVICE=gpu timeout 200 "$B/test/property/property_test" large >"$OUT/property.log" 2>&1
   echo "exit $?"; tail -n 3 "$OUT/property.log"
   ;;
+*)
+  echo "suite.sh: part '$part' is not one of tests, identity, bench, bench2, huffman" >&2
+  exit 2
+  ;;
 esac
+step "done"
