@@ -259,6 +259,16 @@ typedef struct hzc_call {
     int prev_device;
 } hzc_call;
 
+/* H5ZGPU_GPU_FAULT=init|kernel makes every call fail as if the CUDA context could not be
+ * created (at the call's start) or a kernel had failed (when its results are read back, after
+ * the kernels ran): the fallback paths that real faults take, reachable from a test. Read at
+ * each call, so that a test may set and clear it. */
+static int injected(const char *fault)
+{
+    const char *v = getenv("H5ZGPU_GPU_FAULT");
+    return v && strcmp(v, fault) == 0;
+}
+
 static h5zgpu_status call_begin(hzc_call *c, int device, void *stream)
 {
     h5zgpu_status st = H5ZGPU_OK;
@@ -267,6 +277,9 @@ static h5zgpu_status call_begin(hzc_call *c, int device, void *stream)
     if (device < 0 || device >= hzc_device_count())
         return hz_fail(H5ZGPU_E_DEVICE, "CUDA device %d does not exist (%d found)", device,
                        hzc_device_count());
+    if (injected("init"))
+        return cuda_fail(cudaErrorInitializationError,
+                         "initialisation (injected by H5ZGPU_GPU_FAULT=init)");
     CK(cudaGetDevice(&c->prev_device), "query of the current device");
     if (c->prev_device != device)
         CK(cudaSetDevice(device), "selection of the device");
@@ -323,6 +336,9 @@ static h5zgpu_status sync_scalars(hzc_call *c)
     CK(cudaMemcpyAsync(c->ws->hsc, c->ws->sc, sizeof(hzc_scalars), cudaMemcpyDeviceToHost, c->s),
        "download of the counters");
     CK(cudaStreamSynchronize(c->s), "kernel execution");
+    if (injected("kernel"))
+        st = cuda_fail(cudaErrorLaunchFailure,
+                       "kernel execution (injected by H5ZGPU_GPU_FAULT=kernel)");
 done:
     return st;
 }

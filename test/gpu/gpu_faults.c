@@ -1,8 +1,9 @@
 /* GPU faults: H5ZGPU_GPU_MEMORY_LIMIT caps the device memory the workspaces may hold. A chunk
  * that needs more must fail in the backend with H5ZGPU_E_DEVICE when the GPU is required, and
  * otherwise come out of the CPU with the CPU's bytes, saying so under H5ZGPU_VERBOSE=1; chunks
- * that fit keep using the GPU. Each codec (1 fixed-length, 2 Huffman, 0 auto) in turn. Exits 77
- * (skip) without a GPU. */
+ * that fit keep using the GPU. Then a CUDA initialisation failure and a failing kernel, injected
+ * with H5ZGPU_GPU_FAULT, must take the same paths. Each codec (1 fixed-length, 2 Huffman, 0
+ * auto) in turn. Exits 77 (skip) without a GPU. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "util.h"
@@ -71,6 +72,9 @@ static const char *codec_name(h5zgpu_codec c)
 }
 
 /* Compression and decompression on exec: the status of each, and the CPU's bytes when OK. */
+/* What a device error's message must name: the memory cap, or the injected fault. */
+static const char *cause = "H5ZGPU_GPU_MEMORY_LIMIT";
+
 static void expect_run(const char *step, chunk *c, const h5zgpu_exec *ex, h5zgpu_status want)
 {
     size_t len = 0, l = 0;
@@ -84,8 +88,8 @@ static void expect_run(const char *step, chunk *c, const h5zgpu_exec *ex, h5zgpu
                   "%s: compressed bytes differ from the CPU's (%zu against %zu)", what, len,
                   c->ref_len);
     if (s == H5ZGPU_E_DEVICE)
-        tu_expect(strstr(h5zgpu_last_error(), "H5ZGPU_GPU_MEMORY_LIMIT") != NULL,
-                  "%s: the error does not name the limit: %s", what, h5zgpu_last_error());
+        tu_expect(strstr(h5zgpu_last_error(), cause) != NULL,
+                  "%s: the error does not name %s: %s", what, cause, h5zgpu_last_error());
     s = h5zgpu_decompress(c->ref, c->ref_len, c->back, c->raw, &l, ex);
     tu_expect(s == want, "%s: decompress gave %s, expected %s (%s)", what,
               h5zgpu_status_string(s), h5zgpu_status_string(want), h5zgpu_last_error());
@@ -168,6 +172,28 @@ int main(void)
     for (size_t k = 0; k < NCODECS; k++) {
         expect_run("under the cap after a fault, GPU required", &small[k], &on_gpu, H5ZGPU_OK);
         expect_device_api("under the cap, device pointers", &small[k], H5ZGPU_OK);
+    }
+
+    /* CUDA initialisation failure, then a failing kernel: the CPU's bytes under auto, the error
+     * when the GPU is required or device pointers were given, and the GPU usable afterwards */
+    static const char *const faults[] = {"init", "kernel"};
+    for (size_t f = 0; f < 2; f++) {
+        char step[64];
+        setenv("H5ZGPU_GPU_FAULT", faults[f], 1);
+        cause = "H5ZGPU_GPU_FAULT";
+        for (size_t k = 0; k < NCODECS; k++) {
+            snprintf(step, sizeof step, "%s fault, auto", faults[f]);
+            expect_run(step, &small[k], &on_auto, H5ZGPU_OK);
+            snprintf(step, sizeof step, "%s fault, GPU required", faults[f]);
+            expect_run(step, &small[k], &on_gpu, H5ZGPU_E_DEVICE);
+            snprintf(step, sizeof step, "%s fault, device pointers", faults[f]);
+            expect_device_api(step, &small[k], H5ZGPU_E_DEVICE);
+        }
+        unsetenv("H5ZGPU_GPU_FAULT");
+        for (size_t k = 0; k < NCODECS; k++) {
+            snprintf(step, sizeof step, "after the %s fault, GPU required", faults[f]);
+            expect_run(step, &small[k], &on_gpu, H5ZGPU_OK);
+        }
     }
 done:
     for (size_t k = 0; k < NCODECS; k++) {
