@@ -396,6 +396,47 @@ static void quant_for_decode(fl_quant *Q, const hz_header *h)
     Q->fill_bits = h->fill_bits;
 }
 
+/* A fixed-length or Huffman payload into the chunk's elements: on the GPU when t says so, else
+ * (or after a GPU failure that allows it) on the CPU; the checksum is checked either way. */
+static h5zgpu_status decode_payload(const hz_target *t, const uint8_t *c, const hz_header *h,
+                                    const uint8_t *pay, void *out)
+{
+    const int huff = h->codec == H5ZGPU_CODEC_HUFFMAN;
+    fl_geom g;
+    hf_geom hg;
+    fl_geom_init(&g, h->rank, h->dims);
+    if (huff && hf_geom_init(&hg, h->rank, h->dims) != 0)
+        return hz_fail(H5ZGPU_E_CORRUPT, "Huffman chunk of 2^32 elements or more");
+    h5zgpu_status st;
+#ifdef H5ZGPU_HAVE_CUDA
+    if (t->gpu) {
+        uint32_t sum;
+        int is_f32 = h->dtype == H5ZGPU_FLOAT32, has_fill = (h->flags & HZ_FLAG_FILL) != 0;
+        st = huff ? hzc_huff_decode(&hg, h->mode, h->eb_abs, is_f32, has_fill, h->fill_bits, pay,
+                                    0, h->payload_len, out, 0, &sum, t->device, NULL)
+                  : hzc_fixed_decode(&g, h->mode, h->eb_abs, is_f32, has_fill, h->fill_bits, pay,
+                                     0, h->payload_len, out, 0, &sum, t->device, NULL);
+        if (st == H5ZGPU_OK)
+            st = check_sum(c, h, sum);
+        if (!fall_back(t, st))
+            return st;
+    }
+#else
+    (void)t;
+#endif
+    if ((st = check_sum(c, h, hz_sum(pay, h->payload_len))) != H5ZGPU_OK)
+        return st;
+    fl_quant Q;
+    quant_for_decode(&Q, h);
+    if (huff)
+        return hf_decode_cpu(&hg, &Q, pay, h->payload_len, out);
+    st = fl_decode_cpu(&g, &Q, pay, h->payload_len, out);
+    if (st == H5ZGPU_E_CORRUPT)
+        return hz_fail(st, "fixed-length payload is malformed (a length, code or offset is out of "
+                           "range)");
+    return st;
+}
+
 h5zgpu_status h5zgpu_decompress(const void *in, size_t in_len, void *out, size_t out_cap,
                                 size_t *out_len, const h5zgpu_exec *exec)
 {
@@ -421,59 +462,7 @@ h5zgpu_status h5zgpu_decompress(const void *in, size_t in_len, void *out, size_t
     }
     if ((st = resolve(exec, &t)) != H5ZGPU_OK)
         return st;
-    if (h.codec == H5ZGPU_CODEC_HUFFMAN) {
-        hf_geom hg;
-        if (hf_geom_init(&hg, h.rank, h.dims) != 0)
-            return hz_fail(H5ZGPU_E_CORRUPT, "Huffman chunk of 2^32 elements or more");
-#ifdef H5ZGPU_HAVE_CUDA
-        if (t.gpu) {
-            uint32_t sum;
-            st = hzc_huff_decode(&hg, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
-                                 (h.flags & HZ_FLAG_FILL) != 0, h.fill_bits, pay, 0,
-                                 h.payload_len, out, 0, &sum, t.device, NULL);
-            if (st == H5ZGPU_OK)
-                st = check_sum(c, &h, sum);
-            if (!fall_back(&t, st)) {
-                if (st == H5ZGPU_OK)
-                    *out_len = raw;
-                return st;
-            }
-        }
-#endif
-        if ((st = check_sum(c, &h, hz_sum(pay, h.payload_len))) != H5ZGPU_OK)
-            return st;
-        fl_quant Q;
-        quant_for_decode(&Q, &h);
-        if ((st = hf_decode_cpu(&hg, &Q, pay, h.payload_len, out)) == H5ZGPU_OK)
-            *out_len = raw;
-        return st;
-    }
-    fl_geom g;
-    fl_geom_init(&g, h.rank, h.dims);
-#ifdef H5ZGPU_HAVE_CUDA
-    if (t.gpu) {
-        uint32_t sum;
-        st = hzc_fixed_decode(&g, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
-                              (h.flags & HZ_FLAG_FILL) != 0, h.fill_bits, pay, 0, h.payload_len,
-                              out, 0, &sum, t.device, NULL);
-        if (st == H5ZGPU_OK)
-            st = check_sum(c, &h, sum);
-        if (!fall_back(&t, st)) {
-            if (st == H5ZGPU_OK)
-                *out_len = raw;
-            return st;
-        }
-    }
-#endif
-    if ((st = check_sum(c, &h, hz_sum(pay, h.payload_len))) != H5ZGPU_OK)
-        return st;
-    fl_quant Q;
-    quant_for_decode(&Q, &h);
-    st = fl_decode_cpu(&g, &Q, pay, h.payload_len, out);
-    if (st == H5ZGPU_E_CORRUPT)
-        return hz_fail(st, "fixed-length payload is malformed (a length, code or offset is out of "
-                           "range)");
-    if (st == H5ZGPU_OK)
+    if ((st = decode_payload(&t, c, &h, pay, out)) == H5ZGPU_OK)
         *out_len = raw;
     return st;
 }
