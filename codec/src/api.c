@@ -207,16 +207,24 @@ static const fl_quant *cpu_quant(hz_cpu_quant *c, const h5zgpu_params *p, const 
     return &c->Q;
 }
 
-static h5zgpu_status encode_fixed(const hz_target *t, const fl_geom *g, const h5zgpu_params *p,
-                                  hz_cpu_quant *cq, const void *in, uint8_t *out, uint64_t cap,
-                                  uint64_t *len, double *eb_abs, uint32_t *sum)
+/* The payload of one codec (fixed-length or Huffman): on the GPU when t says so, else (or
+ * after a GPU failure that allows it) on the CPU. */
+static h5zgpu_status encode_one(const hz_target *t, unsigned codec, const fl_geom *g,
+                                const hf_geom *hg, const h5zgpu_params *p, hz_cpu_quant *cq,
+                                const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
+                                double *eb_abs, uint32_t *sum)
 {
+    const int huff = codec == H5ZGPU_CODEC_HUFFMAN;
+    h5zgpu_status st;
 #ifdef H5ZGPU_HAVE_CUDA
     if (t->gpu) {
         int held; /* equals p->has_fill: the caller left it set only when some element is fill */
-        h5zgpu_status st = hzc_fixed_encode(g, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32,
-                                            p->has_fill, fill_bits(p), in, 0, out, 0, 0, cap, len,
-                                            eb_abs, sum, &held, t->device, NULL);
+        int is_f32 = p->dtype == H5ZGPU_FLOAT32;
+        st = huff ? hzc_huff_encode(hg, p->mode, p->eb, is_f32, hf_radius(p->radius),
+                                    p->has_fill, fill_bits(p), in, 0, out, 0, 0, cap, len, eb_abs,
+                                    sum, &held, t->device, NULL)
+                  : hzc_fixed_encode(g, p->mode, p->eb, is_f32, p->has_fill, fill_bits(p), in, 0,
+                                     out, 0, 0, cap, len, eb_abs, sum, &held, t->device, NULL);
         if (!fall_back(t, st))
             return st == H5ZGPU_E_DEVICE || st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL
                        ? st
@@ -227,36 +235,8 @@ static h5zgpu_status encode_fixed(const hz_target *t, const fl_geom *g, const h5
     (void)t;
 #endif
     const fl_quant *Q = cpu_quant(cq, p, in);
-    h5zgpu_status st = fl_encode_cpu(g, Q, in, out, cap, len);
-    if (st == H5ZGPU_OK) {
-        *eb_abs = Q->eb;
-        *sum = hz_sum(out, *len);
-    }
-    return st;
-}
-
-static h5zgpu_status encode_huffman(const hz_target *t, const hf_geom *g, const h5zgpu_params *p,
-                                    hz_cpu_quant *cq, const void *in, uint8_t *out, uint64_t cap,
-                                    uint64_t *len, double *eb_abs, uint32_t *sum)
-{
-#ifdef H5ZGPU_HAVE_CUDA
-    if (t->gpu) {
-        int held; /* equals p->has_fill, as in encode_fixed */
-        h5zgpu_status st = hzc_huff_encode(g, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32,
-                                           hf_radius(p->radius), p->has_fill, fill_bits(p), in, 0,
-                                           out, 0, 0, cap, len, eb_abs, sum, &held, t->device,
-                                           NULL);
-        if (!fall_back(t, st))
-            return st == H5ZGPU_E_DEVICE || st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL
-                       ? st
-                       : hz_fail(H5ZGPU_E_DEVICE, "GPU compression failed: %s",
-                                 h5zgpu_last_error());
-    }
-#else
-    (void)t;
-#endif
-    const fl_quant *Q = cpu_quant(cq, p, in);
-    h5zgpu_status st = hf_encode_cpu(g, Q, hf_radius(p->radius), in, out, cap, len);
+    st = huff ? hf_encode_cpu(hg, Q, hf_radius(p->radius), in, out, cap, len)
+              : fl_encode_cpu(g, Q, in, out, cap, len);
     if (st == H5ZGPU_OK) {
         *eb_abs = Q->eb;
         *sum = hz_sum(out, *len);
@@ -281,7 +261,7 @@ static h5zgpu_status encode(const hz_target *t, const h5zgpu_params *p, const vo
     h5zgpu_status st = H5ZGPU_E_OUTPUT_TOO_SMALL;
     *codec = H5ZGPU_CODEC_FIXED;
     if (want_fixed)
-        st = encode_fixed(t, &fg, p, &cq, in, out, cap, len, eb_abs, sum);
+        st = encode_one(t, H5ZGPU_CODEC_FIXED, &fg, &hg, p, &cq, in, out, cap, len, eb_abs, sum);
     if (!want_huff || (st != H5ZGPU_OK && st != H5ZGPU_E_OUTPUT_TOO_SMALL))
         return st;
     uint64_t hcap = st == H5ZGPU_OK ? *len : cap; /* auto: Huffman must be strictly smaller */
@@ -291,8 +271,8 @@ static h5zgpu_status encode(const hz_target *t, const h5zgpu_params *p, const vo
     uint64_t hlen;
     double heb;
     uint32_t hsum;
-    h5zgpu_status hst = hcap ? encode_huffman(t, &hg, p, &cq, in, hout, hcap - (want_fixed ? 1 : 0),
-                                              &hlen, &heb, &hsum)
+    h5zgpu_status hst = hcap ? encode_one(t, H5ZGPU_CODEC_HUFFMAN, &fg, &hg, p, &cq, in, hout,
+                                          hcap - (want_fixed ? 1 : 0), &hlen, &heb, &hsum)
                              : H5ZGPU_E_OUTPUT_TOO_SMALL;
     if (hst == H5ZGPU_OK) {
         if (hout != out)
