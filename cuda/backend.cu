@@ -36,6 +36,7 @@ typedef struct hzc_ws {
     hzc_buf in, tab, pay, fin, status, part;   /* device */
     hzc_buf tok, rec, sub, plan;               /* device, Huffman codec */
     hzc_buf host;                              /* pinned */
+    hzc_buf htab;                              /* pinned: the Huffman decoder table */
     hzc_scalars *sc;                           /* device */
     hzc_scalars *hsc;                          /* pinned */
     struct hzc_ws *next;
@@ -186,6 +187,7 @@ static void ws_destroy(hzc_ws *w)
     buf_free(&w->sub, 0);
     buf_free(&w->plan, 0);
     buf_free(&w->host, 1);
+    buf_free(&w->htab, 1);
     if (w->sc) {
         cudaFree(w->sc);
         dev_unreserve(sizeof(hzc_scalars));
@@ -373,6 +375,26 @@ done:
     return st;
 }
 
+/* Copies the n bytes the device produced at src to out (device or host). */
+static h5zgpu_status deliver(hzc_call *c, void *out, int out_dev, const void *src, uint64_t n,
+                             const char *what)
+{
+    h5zgpu_status st = H5ZGPU_OK;
+    hzc_ws *w = c->ws;
+    if (out_dev) {
+        CK(cudaMemcpyAsync(out, src, n, cudaMemcpyDeviceToDevice, c->s), what);
+        CK(cudaStreamSynchronize(c->s), what);
+    } else {
+        if ((st = buf_need(&w->host, n, 1)) != H5ZGPU_OK)
+            goto done;
+        CK(cudaMemcpyAsync(w->host.p, src, n, cudaMemcpyDeviceToHost, c->s), what);
+        CK(cudaStreamSynchronize(c->s), what);
+        memcpy(out, w->host.p, n);
+    }
+done:
+    return st;
+}
+
 extern "C" h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, double eb,
                                           int is_f32, int has_fill, uint64_t fill_bits,
                                           const void *in, int in_dev, uint8_t *out, int out_dev,
@@ -428,14 +450,8 @@ extern "C" h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, do
                      (unsigned long long)*len, (unsigned long long)cap);
         goto done;
     }
-    if (!out_dev) {
-        if ((st = buf_need(&w->host, *len, 1)) != H5ZGPU_OK)
-            goto done;
-        CK(cudaMemcpyAsync(w->host.p, dst, *len, cudaMemcpyDeviceToHost, c.s),
-           "download of the payload");
-        CK(cudaStreamSynchronize(c.s), "download of the payload");
-        memcpy(out, w->host.p, *len);
-    }
+    if (!out_dev && (st = deliver(&c, out, 0, dst, *len, "download of the payload")) != H5ZGPU_OK)
+        goto done;
     *eb_abs = Q.eb;
     *sum = w->hsc->sum;
 done:
@@ -491,14 +507,8 @@ extern "C" h5zgpu_status hzc_fixed_decode(const fl_geom *g, h5zgpu_mode mode, do
                                        "offset is out of range): the chunk is damaged");
         goto done;
     }
-    if (!out_dev) {
-        if ((st = buf_need(&w->host, raw, 1)) != H5ZGPU_OK)
-            goto done;
-        CK(cudaMemcpyAsync(w->host.p, d_out, raw, cudaMemcpyDeviceToHost, c.s),
-           "download of the values");
-        CK(cudaStreamSynchronize(c.s), "download of the values");
-        memcpy(out, w->host.p, raw);
-    }
+    if (!out_dev && (st = deliver(&c, out, 0, d_out, raw, "download of the values")) != H5ZGPU_OK)
+        goto done;
     *sum = w->hsc->sum;
 done:
     call_end(&c, st);
@@ -509,26 +519,6 @@ done:
 static uint64_t words8(uint64_t n)
 {
     return (n + 7) & ~(uint64_t)7;
-}
-
-/* Copies the n bytes the device produced at src to out (device or host). */
-static h5zgpu_status deliver(hzc_call *c, void *out, int out_dev, const void *src, uint64_t n,
-                             const char *what)
-{
-    h5zgpu_status st = H5ZGPU_OK;
-    hzc_ws *w = c->ws;
-    if (out_dev) {
-        CK(cudaMemcpyAsync(out, src, n, cudaMemcpyDeviceToDevice, c->s), what);
-        CK(cudaStreamSynchronize(c->s), what);
-    } else {
-        if ((st = buf_need(&w->host, n, 1)) != H5ZGPU_OK)
-            goto done;
-        CK(cudaMemcpyAsync(w->host.p, src, n, cudaMemcpyDeviceToHost, c->s), what);
-        CK(cudaStreamSynchronize(c->s), what);
-        memcpy(out, w->host.p, n);
-    }
-done:
-    return st;
 }
 
 /* The payload is assembled in the workspace and copied out only when it fits cap, so a payload
@@ -617,10 +607,8 @@ extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, h5zgpu_mode mode, dou
     uint8_t head[HF_HEAD_MAX];
     const unsigned esize = is_f32 ? 4u : 8u;
     const uint64_t raw = g->n * esize, nhead = len < HF_HEAD_MAX ? len : HF_HEAD_MAX;
-    uint16_t *table = (uint16_t *)malloc(sizeof(uint16_t) * HF_TABLE_ENTRIES);
+    uint16_t *table;
     h5zgpu_status st;
-    if (!table)
-        return hz_fail(H5ZGPU_E_NOMEM, "no host memory for the Huffman decoder table");
     /* as the CPU decoder: the bound from the header, the base from the payload */
     fl_quant_init(&Q, mode == H5ZGPU_MODE_PWREL ? H5ZGPU_MODE_PWREL : H5ZGPU_MODE_ABS, eb_abs,
                   is_f32, 0, 0, 0);
@@ -630,6 +618,11 @@ extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, h5zgpu_mode mode, dou
         goto done;
     hzc_ws *w;
     w = c.ws;
+    /* pinned and kept with the workspace: the upload below is asynchronous, and the next call
+     * on this workspace comes after this one's last synchronisation */
+    if ((st = buf_need(&w->htab, sizeof(uint16_t) * HF_TABLE_ENTRIES, 1)) != H5ZGPU_OK)
+        goto done;
+    table = (uint16_t *)w->htab.p;
     if (in_dev) {
         CK(cudaMemcpyAsync(head, in, nhead, cudaMemcpyDeviceToHost, c.s),
            "download of the payload's head");
@@ -657,7 +650,6 @@ extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, h5zgpu_mode mode, dou
     if (!out_dev && (st = buf_need(&w->fin, raw, 0)) != H5ZGPU_OK)
         goto done;
     d_out = out_dev ? out : w->fin.p;
-    /* from pageable memory: the copy has read table when the call returns */
     CK(cudaMemcpyAsync(w->plan.p, table, sizeof(uint16_t) * HF_TABLE_ENTRIES,
                        cudaMemcpyHostToDevice, c.s),
        "upload of the decoder table");
@@ -680,7 +672,6 @@ extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, h5zgpu_mode mode, dou
     *sum = w->hsc->sum;
 done:
     call_end(&c, st);
-    free(table);
     return st;
 }
 
