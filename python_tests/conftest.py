@@ -59,7 +59,8 @@ def _h5zgpu_bin():
 def h5zgpu_bin():
     path = _h5zgpu_bin()
     if not path:
-        pytest.skip("no h5zgpu command: set H5ZGPU_BIN or build bin/h5zgpu beside plugin/")
+        pytest.skip("no h5zgpu command: set H5ZGPU_BIN or build bin/h5zgpu beside plugin/ "
+                    "(scripts/test.sh builds it and runs these tests)")
     return path
 
 
@@ -67,7 +68,8 @@ def tool(name):
     """A fixture body for an HDF5 command-line tool, skipping when it is not installed."""
     path = shutil.which(name)
     if not path:
-        pytest.skip(f"{name} is not on PATH (Debian package hdf5-tools)")
+        pytest.skip(f"{name} is not on PATH (Debian package hdf5-tools; scripts/test.sh "
+                    "installs it and runs these tests)")
     return path
 
 
