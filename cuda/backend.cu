@@ -554,12 +554,12 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
     b.kmax_out = cap / 8;
     b.kmax_verb = cap / (4 + esize);
     rec_bytes = words8(8 * b.kmax_out) + words8(4 * b.kmax_verb) + 8 * b.kmax_verb;
-    sub_bytes = words8(4 * g->nsub) + 8 * (g->nsub + 1);
+    sub_bytes = 4 * g->nsub;
     if ((st = buf_need(&w->tok, 2 * (g->n + 8), 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->rec, rec_bytes, 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->sub, sub_bytes, 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->plan, sizeof(hzc_huff_plan), 0)) != H5ZGPU_OK ||
-        (st = buf_need(&w->status, 2 * g->ntiles * sizeof(unsigned long long), 0)) !=
+        (st = buf_need(&w->status, (2 * g->ntiles + g->nsub) * sizeof(unsigned long long), 0)) !=
             H5ZGPU_OK ||
         (st = buf_need(&w->fin, cap, 0)) != H5ZGPU_OK)
         goto done;
@@ -569,7 +569,6 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
     b.out_delta = (int32_t *)(b.out_pos + b.kmax_out);
     b.verb_pos = (uint32_t *)((uint8_t *)b.out_pos + words8(8 * b.kmax_out));
     b.subbits = (uint32_t *)w->sub.p;
-    b.suboff = (uint64_t *)((uint8_t *)w->sub.p + words8(4 * g->nsub));
     b.status = (unsigned long long *)w->status.p;
     b.plan = (hzc_huff_plan *)w->plan.p;
     b.dst = (uint8_t *)w->fin.p;

@@ -11,7 +11,7 @@
 #define HF_THREADS 256                     /* tile kernels: a CTA a tile */
 #define HF_WARPS (HF_THREADS / 32)
 #define HF_SEG (HF_TILE_N / HF_WARPS)      /* a warp's share of a tile in the ordered passes */
-#define HF_BATCH 4                         /* loads a thread issues before using them */
+#define HF_BATCH 16                        /* loads a thread issues before using them */
 #define HF_SUB_THREADS 128                 /* sub-chunk kernels: a thread a sub-chunk */
 #define HF_ONE_THREADS 1024                /* a CTA a task: codebooks, choice, offsets */
 #define HF_TABLE (1u << HF_MAX_LEN)
@@ -26,7 +26,8 @@
 #define HF_SMEM_COST (HF_TILE_N * 4u)
 #define HF_SMEM_TOKEN (HF_TILE_N * 5u + 2u * HF_RADIUS_MAX * 4u)
 #define HF_SMEM_DTILE (HF_TILE_N * 4u)
-#define HF_SMEM_BOOK (HF_MAX_SYMS * (8u + 8u + 8u + 8u + 4u + 2u + 2u + 1u + 2u))
+#define HF_SMEM_BOOK (HF_MAX_SYMS * (8u + 8u + 8u + 8u + 4u + 2u + 2u + 4u + 1u))
+#define HF_NODES_PER ((2u * HF_MAX_SYMS + HF_ONE_THREADS - 1u) / HF_ONE_THREADS)
 #define HF_SMEM_TABLE (HF_TABLE * 2u)      /* the decoder table (hf_table_entry) */
 
 extern __shared__ __align__(16) unsigned char hf_smem[];
@@ -204,11 +205,23 @@ __global__ void __launch_bounds__(HF_THREADS) hf_cost_kernel(const hf_enc_args a
     unsigned long long c[DIM];
     for (int o = 0; o < DIM; o++)
         c[o] = 0;
+    const unsigned ex = tl.ex, plane = tl.ey * tl.ex;
     for (unsigned e = threadIdx.x; e < tn; e += HF_THREADS) {
         unsigned z, y, x;
         hf_coords(tl, e, &z, &y, &x);
-        for (int o = 0; o < DIM; o++)
-            c[o] += hf_bitlen(fl_zigzag(hf_lorenzo(p_s, o + 1, tl.ey, tl.ex, z, y, x, e)));
+        /* hf_lorenzo's three orders from one load of each neighbour */
+        const int64_t p = p_s[e], prev = e ? p_s[e - 1] : 0;
+        const int64_t px = x ? prev : 0, py = y ? p_s[e - ex] : 0;
+        const int64_t pxy = x && y ? p_s[e - ex - 1] : 0;
+        const int64_t d2 = p - px - py + pxy;
+        c[0] += hf_bitlen(fl_zigzag(p - prev));
+        c[1] += hf_bitlen(fl_zigzag(d2));
+        if (DIM == 3) {
+            const int64_t pz = z ? p_s[e - plane] : 0, pxz = x && z ? p_s[e - plane - 1] : 0;
+            const int64_t pyz = y && z ? p_s[e - plane - ex] : 0;
+            const int64_t pxyz = x && y && z ? p_s[e - plane - ex - 1] : 0;
+            c[DIM - 1] += hf_bitlen(fl_zigzag(d2 - pz + pxz + pyz - pxyz));
+        }
     }
     for (int o = 0; o < DIM; o++) {
         unsigned long long v = hf_warp_sum(c[o]);
@@ -380,6 +393,72 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_may_kernel(const hf_enc_arg
     }
 }
 
+/* hf_build_lengths for m >= 2 leaves by the whole CTA: the merge on one thread (its steps wait
+ * on each other), the depths by pointer jumping, the leaves' lengths each from the folded
+ * counts' prefix. anc and depth hold 2m entries. */
+__device__ void hf_lengths(const uint16_t *order, const uint64_t *w, unsigned m, uint8_t *len,
+                           uint32_t *par, uint64_t *nw, uint32_t *anc, uint16_t *depth,
+                           unsigned *count, unsigned *maxd)
+{
+    const unsigned nn = 2 * m - 1, root = nn - 1;
+    if (threadIdx.x == 0)
+        hf_merge(w, m, par, nw);
+    if (threadIdx.x < 64)
+        count[threadIdx.x] = 0;
+    if (threadIdx.x == 0)
+        *maxd = 0;
+    __syncthreads();
+    for (unsigned v = threadIdx.x; v < nn; v += blockDim.x) {
+        anc[v] = v == root ? root : par[v];
+        depth[v] = v != root;
+    }
+    __syncthreads();
+    /* after r rounds anc[v] is v's 2^r-th ancestor (or the root) and depth[v] the distance */
+    for (unsigned span = 1; span < nn; span <<= 1) {
+        uint32_t na[HF_NODES_PER];
+        uint16_t nd[HF_NODES_PER];
+#pragma unroll
+        for (unsigned c = 0; c < HF_NODES_PER; c++) {
+            const unsigned v = threadIdx.x + c * blockDim.x;
+            if (v < nn) {
+                const uint32_t up = anc[v];
+                na[c] = anc[up];
+                nd[c] = (uint16_t)(depth[v] + depth[up]);
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (unsigned c = 0; c < HF_NODES_PER; c++) {
+            const unsigned v = threadIdx.x + c * blockDim.x;
+            if (v < nn) {
+                anc[v] = na[c];
+                depth[v] = nd[c];
+            }
+        }
+        __syncthreads();
+    }
+    for (unsigned v = threadIdx.x; v < m; v += blockDim.x) {
+        const unsigned d = min((unsigned)depth[v], 63u);
+        atomicAdd(&count[d], 1u);
+        atomicMax(maxd, d);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        hf_fold(count, *maxd);
+        for (unsigned l = 1; l <= HF_MAX_LEN; l++)   /* count[l] becomes leaves of length <= l */
+            count[l] += count[l - 1];
+    }
+    __syncthreads();
+    /* the r-th most frequent leaf takes the shortest length with more than r leaves up to it */
+    for (unsigned i = threadIdx.x; i < m; i += blockDim.x) {
+        const unsigned r = m - 1 - i;
+        unsigned l = 1;
+        while (count[l] <= r)
+            l++;
+        len[order[i]] = (uint8_t)l;
+    }
+}
+
 /* build_book of huff_cpu.c for form 0 (nsym = 2R) or forms 1 and 2 (2R + 256), a CTA a form
  * (blockIdx.x), all three side by side: ranks by (count, token) in parallel, the two-queue
  * construction on one thread, then hf_canonical's codes by one warp. Each form's codebook is a
@@ -397,9 +476,10 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_book_kernel(const hf_enc_ar
     uint32_t *h_s = par_s + 2 * HF_MAX_SYMS;
     uint16_t *order_s = (uint16_t *)(h_s + HF_MAX_SYMS);
     uint16_t *code_s = order_s + HF_MAX_SYMS;
-    uint8_t *len_s = (uint8_t *)(code_s + HF_MAX_SYMS);
-    uint8_t *depth_s = len_s + HF_MAX_SYMS;                     /* 2 HF_MAX_SYMS */
-    __shared__ unsigned k_s, m_s, m0_s, next_s[HF_MAX_LEN + 1];
+    uint16_t *depth_s = code_s + HF_MAX_SYMS;                  /* 2 HF_MAX_SYMS */
+    uint8_t *len_s = (uint8_t *)(depth_s + 2 * HF_MAX_SYMS);
+    uint32_t *anc_s = (uint32_t *)key_s;   /* 2 HF_MAX_SYMS, once the keys are ranked */
+    __shared__ unsigned k_s, m_s, m0_s, next_s[HF_MAX_LEN + 1], count_s[64], maxd_s;
     __shared__ unsigned long long bits_s;
     const unsigned R = a.R, nsym = 2 * R + (form == HF_FORM_CODES ? 0u : HF_RUN_MAX);
     const unsigned *hist = form == HF_FORM_CODES ? P->hist : P->hist_alt[form - 1];
@@ -434,8 +514,11 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_book_kernel(const hf_enc_ar
         w_s[rank] = key >> 32;
     }
     __syncthreads();
-    if (threadIdx.x == 0)
-        hf_build_lengths(order_s, w_s, k, len_s, par_s, nw_s, depth_s);
+    if (k > 1) {   /* CTA-uniform */
+        hf_lengths(order_s, w_s, k, len_s, par_s, nw_s, anc_s, depth_s, count_s, &maxd_s);
+    } else if (k == 1 && threadIdx.x == 0) {
+        len_s[order_s[0]] = 1;
+    }
     __syncthreads();
     /* hf_canonical: next_s[l] starts at the first code of length l, and token s of length l
      * gets it plus the number of tokens below s of that length (the lengths are complete, so
@@ -513,64 +596,148 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_choose_kernel(const hf_enc_
         P->bits = C->bits;
         P->size = C->size;
         P->form = form;
+        P->too_small = C->size > a.b.cap;
+        a.sc->bytes_total = C->size;
     }
 }
 
-/* sub_tokens of huff_cpu.c for sub-chunk s, calling f(token), one token at a time: a run of
- * the run token is cut every HF_RUN_MAX elements, and a small token waits for the next to
- * pair with, as the CPU's greedy scans do. The tokens are loaded four groups of 8 ahead of
- * their use: a thread a sub-chunk leaves few warps to hide the latency of memory. */
-template <typename F>
-__device__ __forceinline__ void hf_walk(const uint16_t *tok, uint64_t n, uint64_t s,
-                                        unsigned form, unsigned rs, unsigned R, F &f)
+/* ---- the sub-chunk walks: a warp a sub-chunk ------------------------------------------------
+ * sub_tokens of huff_cpu.c turns a sub-chunk's element tokens into the stream's with two greedy
+ * scans: runs of the run token, cut every HF_RUN_MAX, and pairs of small tokens. Either scan's
+ * state before a position follows from one number: how many tokens of its kind (the run token;
+ * small tokens) come right before it. So each lane takes 128 consecutive tokens, a warp scan
+ * gives it that number at its first token, and it walks its share as the CPU walks from there;
+ * a run or a held token that the next lane's first token continues is left to that lane. */
+
+#define HF_WALK_WARPS 4                     /* sub-chunks a CTA */
+#define HF_LANE_TOK (HF_SUB / 32u)          /* a lane's share: 128 tokens */
+#define HF_LANE_WORDS (HF_LANE_TOK / 2u)    /* as 32-bit words of two tokens */
+#define HF_LANE_PITCH (HF_LANE_WORDS + 1u)  /* lanes' shares start in different banks */
+#define HF_STAGE_WORDS (32u * HF_LANE_PITCH)
+#define HF_STAGE_LOADS (HF_SUB / 8u / 32u)  /* 16-byte loads a lane makes */
+
+/* A sub-chunk's tokens in shared memory, lane share by lane share. */
+struct hf_stage {
+    const uint32_t *w;
+    unsigned cnt;
+    __device__ __forceinline__ unsigned at(unsigned i) const
+    {
+        const unsigned k = i % HF_LANE_TOK;
+        return (w[i / HF_LANE_TOK * HF_LANE_PITCH + k / 2] >> (16 * (k & 1))) & 0xFFFFu;
+    }
+};
+
+/* Sub-chunk s into w (HF_STAGE_WORDS), by the whole warp. */
+__device__ hf_stage hf_stage_load(const uint16_t *tok, uint64_t n, uint64_t s, uint32_t *w)
 {
+    const unsigned lane = threadIdx.x & 31u;
     const uint64_t i0 = s * HF_SUB;
     const unsigned cnt = (unsigned)min((uint64_t)HF_SUB, n - i0);
-    const uint4 *v = (const uint4 *)(tok + i0);
-    unsigned run = 0, held = 0;   /* held: 1 + the small token awaiting its pair */
-    /* ahead[a] holds tokens j + 8a.. (loaded while inside the sub-chunk) */
-    uint4 ahead[4];
+    const uint4 *v = (const uint4 *)(tok + i0);   /* 8 tokens; tok is readable 8 past n */
+    uint4 q[HF_STAGE_LOADS];
 #pragma unroll
-    for (unsigned a = 0; a < 4; a++)
-        ahead[a] = 8 * a < cnt ? v[a] : make_uint4(0, 0, 0, 0);
-    for (unsigned j = 0; j < cnt; j += 8) {
-        const uint4 q = ahead[0];
-        ahead[0] = ahead[1];
-        ahead[1] = ahead[2];
-        ahead[2] = ahead[3];
-        if (j + 32 < cnt)
-            ahead[3] = v[j / 8 + 4];
-        const uint32_t w[4] = {q.x, q.y, q.z, q.w};
+    for (unsigned k = 0; k < HF_STAGE_LOADS; k++) {
+        const unsigned j = k * 32 + lane;
+        q[k] = 8 * j < cnt ? v[j] : make_uint4(0, 0, 0, 0);
+    }
 #pragma unroll
-        for (unsigned k = 0; k < 8; k++) {
-            if (j + k >= cnt)
-                break;
-            const unsigned t = (w[k >> 1] >> (16 * (k & 1))) & 0xFFFFu;
-            if (form == HF_FORM_RUNS && t == rs) {
-                if (++run == HF_RUN_MAX) {
-                    f(hf_run_token(R, HF_RUN_MAX));
-                    run = 0;
-                }
-                continue;
-            }
-            if (run)
-                f(hf_run_token(R, run));
-            run = 0;
-            const bool small = form == HF_FORM_PAIRS && t - 2u < HF_PAIR_K;
-            if (held && small) {
-                f(2 * R + (held - 3u) * HF_PAIR_K + (t - 2u));
-                held = 0;
-                continue;
-            }
-            if (held)
-                f(held - 1u);
-            held = 0;
-            if (small)
-                held = t + 1u;
-            else
-                f(t);
+    for (unsigned k = 0; k < HF_STAGE_LOADS; k++) {
+        const unsigned j = k * 32 + lane;   /* words 4j..4j+3 lie in share j / 16 */
+        uint32_t *d = w + j / 16 * HF_LANE_PITCH + j % 16 * 4;
+        d[0] = q[k].x;
+        d[1] = q[k].y;
+        d[2] = q[k].z;
+        d[3] = q[k].w;
+    }
+    __syncwarp();
+    return {w, cnt};
+}
+
+/* Whether token t continues its form's scan: the run token in form 1, a small one in form 2. */
+__device__ __forceinline__ bool hf_joins(unsigned form, unsigned rs, unsigned t)
+{
+    return form == HF_FORM_RUNS ? t == rs : form == HF_FORM_PAIRS && t - 2u < HF_PAIR_K;
+}
+
+/* A lane's share and the scan's state before its first token. */
+struct hf_share {
+    const uint32_t *w;
+    unsigned cnt;
+    unsigned run;    /* run tokens not yet written (form 1) */
+    unsigned held;   /* 1 + the small token awaiting its pair, or 0 (form 2) */
+    bool more;       /* the next lane's first token continues what this share leaves */
+};
+
+__device__ hf_share hf_share_of(const hf_stage &st, unsigned form, unsigned rs)
+{
+    const unsigned lane = threadIdx.x & 31u, first = lane * HF_LANE_TOK;
+    hf_share sh = {st.w + lane * HF_LANE_PITCH,
+                   st.cnt > first ? min(HF_LANE_TOK, st.cnt - first) : 0u, 0u, 0u, false};
+    if (form == HF_FORM_CODES)
+        return sh;
+    unsigned trail = 0;   /* tokens of the kind that end the share */
+    for (unsigned k = 0; k < sh.cnt; k++) {
+        const unsigned t = (sh.w[k / 2] >> (16 * (k & 1))) & 0xFFFFu;
+        trail = hf_joins(form, rs, t) ? trail + 1 : 0u;
+    }
+    /* inclusive scan: a share made of the kind throughout adds to the count before it */
+    unsigned all = trail == sh.cnt;
+    for (unsigned d = 1; d < 32; d <<= 1) {
+        const unsigned t_up = __shfl_up_sync(FULL, trail, d), a_up = __shfl_up_sync(FULL, all, d);
+        if (lane >= d) {
+            if (all)
+                trail += t_up;
+            all &= a_up;
         }
     }
+    unsigned before = __shfl_up_sync(FULL, trail, 1);
+    /* a run or held token that this share's first token does not continue is the previous
+     * lane's to write */
+    if (lane == 0 || sh.cnt == 0 || !hf_joins(form, rs, sh.w[0] & 0xFFFFu))
+        before = 0;
+    if (form == HF_FORM_RUNS)
+        sh.run = before % HF_RUN_MAX;
+    else if (before & 1u)
+        sh.held = 1u + st.at(first - 1u);
+    const unsigned after = first + HF_LANE_TOK;
+    sh.more = sh.cnt == HF_LANE_TOK && after < st.cnt && hf_joins(form, rs, st.at(after));
+    return sh;
+}
+
+/* The stream tokens of a share, one f(token) each, in order: hf_walk of the CPU's sub_tokens. */
+template <typename F>
+__device__ __forceinline__ void hf_share_walk(const hf_share &sh, unsigned form, unsigned rs,
+                                              unsigned R, F &f)
+{
+    unsigned run = sh.run, held = sh.held;
+    for (unsigned k = 0; k < sh.cnt; k++) {
+        const unsigned t = (sh.w[k / 2] >> (16 * (k & 1))) & 0xFFFFu;
+        if (form == HF_FORM_RUNS && t == rs) {
+            if (++run == HF_RUN_MAX) {
+                f(hf_run_token(R, HF_RUN_MAX));
+                run = 0;
+            }
+            continue;
+        }
+        if (run)
+            f(hf_run_token(R, run));
+        run = 0;
+        const bool small = form == HF_FORM_PAIRS && t - 2u < HF_PAIR_K;
+        if (held && small) {
+            f(2 * R + (held - 3u) * HF_PAIR_K + (t - 2u));
+            held = 0;
+            continue;
+        }
+        if (held)
+            f(held - 1u);
+        held = 0;
+        if (small)
+            held = t + 1u;
+        else
+            f(t);
+    }
+    if (sh.more)
+        return;
     if (run)
         f(hf_run_token(R, run));
     if (held)
@@ -595,70 +762,32 @@ struct hf_counter {
 };
 
 /* The token counts of form 1 + blockIdx.y (hf_book_kernel's hist_alt, zeroed by the
- * launcher): both forms in one launch, for twice the threads. */
-__global__ void __launch_bounds__(HF_SUB_THREADS) hf_althist_kernel(const hf_enc_args a)
+ * launcher): both forms in one launch. */
+__global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_althist_kernel(const hf_enc_args a)
 {
+    __shared__ uint32_t stage_s[HF_WALK_WARPS][HF_STAGE_WORDS];
     __shared__ unsigned h_s[HF_MAX_SYMS];
-    const hzc_huff_plan *P = a.b.plan;
-    const unsigned form = HF_FORM_RUNS + blockIdx.y;
+    hzc_huff_plan *P = a.b.plan;
+    const unsigned form = HF_FORM_RUNS + blockIdx.y, warp = threadIdx.x >> 5;
     if (!P->may[form])
         return;
-    const unsigned nsym = 2 * a.R + HF_RUN_MAX;
-    for (unsigned s = threadIdx.x; s < nsym; s += blockDim.x)
-        h_s[s] = 0;
+    const unsigned nsym = 2 * a.R + HF_RUN_MAX, rs = P->rs;
+    for (unsigned t = threadIdx.x; t < nsym; t += blockDim.x)
+        h_s[t] = 0;
     __syncthreads();
-    const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
-    if (s < a.g.nsub) {
+    const uint64_t s = (uint64_t)blockIdx.x * HF_WALK_WARPS + warp;
+    if (s < a.g.nsub) {   /* warp-uniform */
+        const hf_stage st = hf_stage_load(a.b.tok, a.g.n, s, stage_s[warp]);
+        const hf_share sh = hf_share_of(st, form, rs);
         hf_counter c = {h_s, 0, 0};
-        hf_walk(a.b.tok, a.g.n, s, form, P->rs, a.R, c);
+        hf_share_walk(sh, form, rs, a.R, c);
         if (c.n)
             atomicAdd(&h_s[c.last], c.n);
     }
     __syncthreads();
     for (unsigned t = threadIdx.x; t < nsym; t += blockDim.x)
         if (h_s[t])
-            atomicAdd(&a.b.plan->hist_alt[form - 1][t], h_s[t]);
-}
-
-struct hf_bit_count {
-    const uint8_t *len;
-    uint32_t bits;
-    __device__ void operator()(unsigned t) { bits += len[t]; }
-};
-
-__global__ void __launch_bounds__(HF_SUB_THREADS) hf_sublen_kernel(const hf_enc_args a)
-{
-    __shared__ uint8_t len_s[HF_MAX_SYMS];
-    const hzc_huff_plan *P = a.b.plan;
-    for (unsigned t = threadIdx.x; t < HF_MAX_SYMS; t += blockDim.x)
-        len_s[t] = P->len[t];
-    __syncthreads();
-    const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
-    if (s >= a.g.nsub)
-        return;
-    hf_bit_count c = {len_s, 0};
-    hf_walk(a.b.tok, a.g.n, s, P->form, P->rs, a.R, c);
-    a.b.subbits[s] = c.bits;
-}
-
-/* Sub-chunk bit offsets; decides whether the payload fits. */
-__global__ void __launch_bounds__(HF_ONE_THREADS) hf_offsets_kernel(const hf_enc_args a)
-{
-    hzc_huff_plan *P = a.b.plan;
-    const uint64_t nsub = a.g.nsub, per = (nsub + blockDim.x - 1) / blockDim.x;
-    const uint64_t i0 = min(nsub, threadIdx.x * per), i1 = min(nsub, i0 + per);
-    uint64_t v = 0, total;
-    for (uint64_t i = i0; i < i1; i++)
-        v += a.b.subbits[i];
-    uint64_t o = hf_block_excl(v, &total);
-    for (uint64_t i = i0; i < i1; i++) {
-        a.b.suboff[i] = o;
-        o += a.b.subbits[i];
-    }
-    if (threadIdx.x == 0) {
-        P->too_small = P->size > a.b.cap;
-        a.sc->bytes_total = P->size;
-    }
+            atomicAdd(&P->hist_alt[form - 1][t], h_s[t]);
 }
 
 /* Zeroes the payload: the stream is then OR-ed in, and the padding stays 0. */
@@ -673,10 +802,16 @@ __global__ void __launch_bounds__(HF_THREADS) hf_clear_kernel(const hf_enc_args 
         ((uint32_t *)a.b.dst)[w] = 0;
 }
 
-/* LSB-first bit writer of one sub-chunk: whole words are stored, the two it may share with
+struct hf_bit_count {
+    const uint32_t *cl;   /* code | length << 16 */
+    uint32_t bits;
+    __device__ void operator()(unsigned t) { bits += cl[t] >> 16; }
+};
+
+/* LSB-first bit writer of one lane's share: whole words are stored, the two it may share with
  * its neighbours are OR-ed in atomically. */
 struct hf_writer {
-    const uint32_t *cl;   /* code | length << 16: one shared load a token */
+    const uint32_t *cl;
     uint32_t *w;
     uint64_t acc;
     unsigned nacc;
@@ -699,24 +834,43 @@ struct hf_writer {
     }
 };
 
-__global__ void __launch_bounds__(HF_SUB_THREADS) hf_write_kernel(const hf_enc_args a)
+/* Each sub-chunk's bit length, its offset by a decoupled look-back over sub-chunks taken in
+ * ticket order, then its bits: a lane's offset is the sub-chunk's plus the lanes' before it. */
+__global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_write_kernel(const hf_enc_args a)
 {
+    __shared__ uint32_t stage_s[HF_WALK_WARPS][HF_STAGE_WORDS];
     __shared__ uint32_t cl_s[HF_MAX_SYMS];
-    const hzc_huff_plan *P = a.b.plan;
+    __shared__ unsigned long long ticket_s[HF_WALK_WARPS];
+    hzc_huff_plan *P = a.b.plan;
     if (P->too_small)
         return;
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const unsigned form = P->form, rs = P->rs;
     for (unsigned t = threadIdx.x; t < HF_MAX_SYMS; t += blockDim.x)
         cl_s[t] = P->code[t] | (uint32_t)P->len[t] << 16;
+    if (lane == 0)
+        ticket_s[warp] = atomicAdd(&P->sub_ticket, 1ull);
     __syncthreads();
-    const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
-    if (s >= a.g.nsub)
+    const uint64_t s = ticket_s[warp];
+    if (s >= a.g.nsub)   /* warp-uniform */
         return;
+    const hf_stage st = hf_stage_load(a.b.tok, a.g.n, s, stage_s[warp]);
+    const hf_share sh = hf_share_of(st, form, rs);
+    hf_bit_count c = {cl_s, 0};
+    hf_share_walk(sh, form, rs, a.R, c);
+    const uint32_t incl = hf_warp_incl(c.bits);
+    const uint64_t agg = __shfl_sync(FULL, incl, 31);
+    uint64_t excl;
+    unsigned long long *status[1] = {a.b.status + 2 * a.g.ntiles};
+    lb_exclusive<1>(status, s, &agg, &excl);
+    if (lane == 0)
+        a.b.subbits[s] = (uint32_t)agg;
     const uint64_t off_stream =
         HF_OFF_CODEBOOK + hf_pad4(hf_codebook_size(P->m0, P->m1)) + hf_pad4(2 * a.g.nsub);
-    const uint64_t b0 = a.b.suboff[s];
+    const uint64_t b0 = excl + (incl - c.bits);
     hf_writer W = {cl_s, (uint32_t *)(a.b.dst + off_stream) + (b0 >> 5), 0, (unsigned)(b0 & 31u),
                    true};
-    hf_walk(a.b.tok, a.g.n, s, P->form, P->rs, a.R, W);
+    hf_share_walk(sh, form, rs, a.R, W);
     if (W.nacc)
         atomicOr(W.w, (uint32_t)W.acc);
 }
@@ -804,16 +958,25 @@ struct hf_dec_args {
 __global__ void __launch_bounds__(HF_ONE_THREADS) hf_dscan_kernel(const hf_dec_args a)
 {
     const hf_layout &L = a.L;
-    const uint64_t nsub = a.g.nsub, per = (nsub + blockDim.x - 1) / blockDim.x;
+    /* an even share each, read as 32-bit words of two entries (the table is 4-aligned) */
+    const uint64_t nsub = a.g.nsub, per = 2 * ((nsub + 2 * blockDim.x - 1) / (2 * blockDim.x));
     const uint64_t i0 = min(nsub, threadIdx.x * per), i1 = min(nsub, i0 + per);
-    const uint8_t *sub = a.in + L.off_sub;
+    const uint32_t *sub = (const uint32_t *)(a.in + L.off_sub);
     uint64_t v = 0, total;
-    for (uint64_t i = i0; i < i1; i++)
-        v += hz_get_u16(sub + 2 * i);
+#pragma unroll 8
+    for (uint64_t i = i0; i < i1; i += 2) {
+        const uint32_t wd = sub[i / 2];
+        v += (wd & 0xFFFFu) + (i + 1 < i1 ? wd >> 16 : 0u);
+    }
     uint64_t o = hf_block_excl(v, &total);
-    for (uint64_t i = i0; i < i1; i++) {
+    for (uint64_t i = i0; i < i1; i += 2) {
+        const uint32_t wd = sub[i / 2];
         a.suboff[i] = o;
-        o += hz_get_u16(sub + 2 * i);
+        o += wd & 0xFFFFu;
+        if (i + 1 < i1) {
+            a.suboff[i + 1] = o;
+            o += wd >> 16;
+        }
     }
     if (threadIdx.x != 0)
         return;
@@ -1087,18 +1250,26 @@ __global__ void __launch_bounds__(HF_THREADS) hf_dtile_kernel(const hf_dec_args 
     if (bad_s)
         return;
     bool bad = false;
-    for (unsigned b = warp * 32; b < tn; b += HF_THREADS) {
-        const unsigned e = b + lane;
-        int32_t d = 0;
-        if (e < tn)
-            d = a.delta[tl.start + e];
-        bad |= d == HF_MARK_ESCAPE;
-        const bool f = e < tn && d == HF_MARK_FILL;
-        const unsigned fb = __ballot_sync(FULL, f);
-        if (lane == 0)
-            fill_s[b >> 5] = fb;
-        if (e < tn)
-            s[e] = f ? 0u : (uint32_t)d;
+    for (unsigned b0 = warp * 32; b0 < tn; b0 += HF_THREADS * HF_BATCH) {
+        int32_t d[HF_BATCH];
+#pragma unroll
+        for (unsigned k = 0; k < HF_BATCH; k++) {
+            const unsigned e = b0 + k * HF_THREADS + lane;
+            d[k] = e < tn ? a.delta[tl.start + e] : 0;
+        }
+#pragma unroll
+        for (unsigned k = 0; k < HF_BATCH; k++) {
+            const unsigned b = b0 + k * HF_THREADS, e = b + lane;
+            if (b >= tn)   /* warp-uniform */
+                break;
+            bad |= d[k] == HF_MARK_ESCAPE;
+            const bool f = e < tn && d[k] == HF_MARK_FILL;
+            const unsigned fb = __ballot_sync(FULL, f);
+            if (lane == 0)
+                fill_s[b >> 5] = fb;
+            if (e < tn)
+                s[e] = f ? 0u : (uint32_t)d[k];
+        }
     }
     if (bad)
         atomicOr(&a.sc->corrupt, 1u);
@@ -1175,23 +1346,22 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
     hf_enc_args a = {*g, *Q, radius, in, *b, sc};
     cudaError_t e;
     if ((e = cudaMemsetAsync(b->plan, 0, sizeof(hzc_huff_plan), s)) != cudaSuccess ||
-        (e = cudaMemsetAsync(b->status, 0, 2 * g->ntiles * sizeof(unsigned long long), s)) !=
+        (e = cudaMemsetAsync(b->status, 0, (2 * g->ntiles + g->nsub) * sizeof(unsigned long long),
+                             s)) !=
             cudaSuccess ||
         (e = Q->is_f32 ? hf_tiles_encode<float>(a, s) : hf_tiles_encode<double>(a, s)) !=
             cudaSuccess ||
         (e = cudaFuncSetAttribute(hf_book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   HF_SMEM_BOOK)) != cudaSuccess)
         return e;
-    const unsigned sub = hf_sub_grid(g->nsub);
+    const unsigned walk = (unsigned)((g->nsub + HF_WALK_WARPS - 1) / HF_WALK_WARPS);
     /* the three forms' codebooks side by side: forms 1 and 2 need only form 0's counts */
     hf_may_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
-    hf_althist_kernel<<<dim3(sub, 2), HF_SUB_THREADS, 0, s>>>(a);
+    hf_althist_kernel<<<dim3(walk, 2), HF_WALK_WARPS * 32, 0, s>>>(a);
     hf_book_kernel<<<3, HF_ONE_THREADS, HF_SMEM_BOOK, s>>>(a);
     hf_choose_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
-    hf_sublen_kernel<<<sub, HF_SUB_THREADS, 0, s>>>(a);
-    hf_offsets_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
     hf_clear_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
-    hf_write_kernel<<<sub, HF_SUB_THREADS, 0, s>>>(a);
+    hf_write_kernel<<<walk, HF_WALK_WARPS * 32, 0, s>>>(a);
     hf_tail_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
     hf_sum_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
     return cudaGetLastError();

@@ -78,6 +78,7 @@ typedef struct hzc_huff_cand {
  * codebook hf_book_kernel and hf_choose_kernel choose. */
 typedef struct hzc_huff_plan {
     unsigned long long ticket;             /* next tile of the token kernel's look-back */
+    unsigned long long sub_ticket;         /* next sub-chunk of the write kernel's look-back */
     unsigned long long cost[4];            /* per Lorenzo order, as huff_cpu.c's E.cost */
     unsigned long long n_out, n_verb;
     unsigned long long size;               /* payload bytes under the chosen form */
@@ -102,8 +103,7 @@ typedef struct hzc_huff_bufs {
     uint64_t *verb_bits;
     uint64_t kmax_verb;
     uint32_t *subbits;              /* stream bits of each sub-chunk */
-    uint64_t *suboff;               /* their exclusive prefix */
-    unsigned long long *status;     /* 2 ntiles look-back words */
+    unsigned long long *status;     /* look-back words: 2 ntiles (tiles), then nsub (sub-chunks) */
     hzc_huff_plan *plan;
     uint8_t *dst;                   /* 4-aligned, cap bytes */
     uint64_t cap;

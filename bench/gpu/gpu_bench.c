@@ -2,9 +2,10 @@
  * h5zgpu_decompress_device (each call includes its statistics pass, codebook, checksum and size
  * round trip), beside the device's copy bandwidths measured in the same run.
  *
- * usage: gpu_bench [--repeat N] [--codecs 1,2,0] FILE.f32 Z,Y,X [FILE.f32 Z,Y,X ...]
+ * usage: gpu_bench [--repeat N] [--codecs 1,2,0] [--sweep 0|1] FILE.f32 Z,Y,X [FILE.f32 Z,Y,X ...]
  * Prints markdown tables, one per codec (default 1, 2 and 0, in that order): whole fields at
- * REL 1e-2, 1e-3, 1e-4, then HDF5-sized sub-chunks of the first field. GB/s = input bytes /
+ * REL 1e-2, 1e-3, 1e-4, then HDF5-sized sub-chunks of the first field (--sweep 0 leaves them
+ * out, as a profiler run does). GB/s = input bytes /
  * median call time (cudaEvents). A row whose values miss the bound, or whose chunk was written
  * by another codec than the one asked for, says FAIL and makes the exit status 1. */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime */
@@ -290,7 +291,7 @@ static float *read_field(const char *path, h5zgpu_params *p)
 
 int main(int argc, char **argv)
 {
-    int repeat = DEFAULT_REPEAT, first = 1, bad = 0;
+    int repeat = DEFAULT_REPEAT, first = 1, bad = 0, sweep = 1;
     h5zgpu_codec codecs[MAX_CODECS] = {H5ZGPU_CODEC_FIXED, H5ZGPU_CODEC_HUFFMAN,
                                        H5ZGPU_CODEC_AUTO};
     size_t ncodecs = MAX_CODECS;
@@ -299,13 +300,15 @@ int main(int argc, char **argv)
             repeat = atoi(argv[first + 1]);
         else if (strcmp(argv[first], "--codecs") == 0)
             ncodecs = parse_codecs(argv[first + 1], codecs);
+        else if (strcmp(argv[first], "--sweep") == 0)
+            sweep = atoi(argv[first + 1]) != 0;
         else
             break; /* unknown option: the usage below */
     }
     if (repeat < 1 || ncodecs == 0 || first >= argc || (argc - first) % 2 != 0 ||
         (argc - first) / 2 > MAX_FIELDS || argv[first][0] == '-') {
-        fprintf(stderr, "usage: %s [--repeat N] [--codecs 1,2,0] FILE.f32 Z,Y,X "
-                        "[FILE.f32 Z,Y,X ...]\n", argv[0]);
+        fprintf(stderr, "usage: %s [--repeat N] [--codecs 1,2,0] [--sweep 0|1] "
+                        "FILE.f32 Z,Y,X [FILE.f32 Z,Y,X ...]\n", argv[0]);
         return 2;
     }
     h5zgpu_params fields[MAX_FIELDS];
@@ -379,7 +382,7 @@ int main(int argc, char **argv)
             cudaFree(d_in);
             cudaFree(d_out);
             cudaFree(d_back);
-            if (k == 0)
+            if (k == 0 && sweep)
                 bad |= chunk_sweep(host, &p, repeat, s);
             free(host);
         }

@@ -134,49 +134,48 @@ HZ_HD unsigned hf_reverse(unsigned code, unsigned len)
     return r;
 }
 
-/* Code lengths by the two-queue Huffman construction over m leaves already sorted by
- * (count, token) ascending: order[i] is a token, w[i] its weight. Ties take the leaf first.
- * par and depth are scratch of 2m entries, nw of m. Depths never pass 63 (a tree that deep needs
- * more than 2^32 tokens). Lengths past HF_MAX_LEN are folded back as JPEG does (ITU T.81 K.3:
- * two leaves of the deepest level go up one level and down below a shallower leaf, which keeps
- * the code complete), and the lengths, shortest first, go to the leaves from the most frequent
- * down. A lone leaf gets length 1. Writes len[order[i]]. */
-HZ_HD void hf_build_lengths(const uint16_t *order, const uint64_t *w, unsigned m, uint8_t *len,
-                            uint32_t *par, uint64_t *nw, uint8_t *depth)
+/* The two-queue Huffman construction over m >= 2 leaves already sorted by (count, token)
+ * ascending, w[i] the weight of leaf i: nodes 0..m-1 are the leaves, m..2m-2 the internal nodes
+ * in creation order (nondecreasing weight); par[v] receives each node's parent, nw[i] internal
+ * node m+i's weight. Ties take the leaf first. The two queues' heads are kept two deep in
+ * registers, so each step's choice waits on no load. */
+HZ_HD void hf_merge(const uint64_t *w, unsigned m, uint32_t *par, uint64_t *nw)
 {
-    unsigned count[64] = {0};
-    if (m <= 1) {
-        if (m)
-            len[order[0]] = 1;
-        return;
-    }
-    /* nodes 0..m-1 are leaves, m..2m-2 internal in creation order (nondecreasing weight) */
+    const uint64_t none = ~(uint64_t)0;   /* weights stay below 2^33 */
     unsigned li = 0, ii = m, next = m;
+    uint64_t l0 = w[0], l1 = w[1], i0 = none, i1 = none;
     for (unsigned k = 0; k + 1 < m; k++) {
         uint32_t pick[2];
+        uint64_t sum = 0;
         for (int j = 0; j < 2; j++) {
-            if (li < m && (ii >= next || w[li] <= nw[ii - m]))
+            if (li < m && l0 <= i0) {
                 pick[j] = li++;
-            else
+                sum += l0;
+                l0 = l1;
+                l1 = li + 1 < m ? w[li + 1] : none;
+            } else {
                 pick[j] = ii++;
+                sum += i0;
+                i0 = i1;
+                i1 = ii + 1 < next ? nw[ii + 1 - m] : none;
+            }
         }
-        uint64_t a = pick[0] < m ? w[pick[0]] : nw[pick[0] - m];
-        uint64_t b = pick[1] < m ? w[pick[1]] : nw[pick[1] - m];
-        nw[next - m] = a + b;
+        nw[next - m] = sum;
+        if (next == ii)
+            i0 = sum;
+        else if (next == ii + 1)
+            i1 = sum;
         par[pick[0]] = next;
         par[pick[1]] = next;
         next++;
     }
-    unsigned root = 2u * m - 2u, maxd = 0;
-    depth[root] = 0;
-    for (unsigned v = root; v-- > 0;) {
-        unsigned d = depth[par[v]] + 1u;
-        depth[v] = (uint8_t)(d > 63u ? 63u : d);
-        if (v < m) {
-            count[depth[v]]++;
-            maxd = depth[v] > maxd ? depth[v] : maxd;
-        }
-    }
+}
+
+/* Folds leaf depths above HF_MAX_LEN back as JPEG does (ITU T.81 K.3: two leaves of the deepest
+ * level go up one level and down below a shallower leaf, which keeps the code complete).
+ * count[l] is the number of leaves at depth l (l < 64), maxd the deepest. */
+HZ_HD void hf_fold(unsigned *count, unsigned maxd)
+{
     for (unsigned i = maxd; i > HF_MAX_LEN; i--)
         while (count[i] > 0) {
             unsigned j = i - 2;
@@ -187,6 +186,33 @@ HZ_HD void hf_build_lengths(const uint16_t *order, const uint64_t *w, unsigned m
             count[j + 1] += 2;
             count[j] -= 1;
         }
+}
+
+/* Code lengths over m leaves already sorted by (count, token) ascending: order[i] is a token,
+ * w[i] its weight. par and depth are scratch of 2m entries, nw of m. Depths are capped at 63
+ * (a tree that deep needs more than 2^32 tokens). The folded lengths, shortest first, go to the
+ * leaves from the most frequent down. A lone leaf gets length 1. Writes len[order[i]]. */
+HZ_HD void hf_build_lengths(const uint16_t *order, const uint64_t *w, unsigned m, uint8_t *len,
+                            uint32_t *par, uint64_t *nw, uint8_t *depth)
+{
+    unsigned count[64] = {0};
+    if (m <= 1) {
+        if (m)
+            len[order[0]] = 1;
+        return;
+    }
+    hf_merge(w, m, par, nw);
+    unsigned root = 2u * m - 2u, maxd = 0;
+    depth[root] = 0;
+    for (unsigned v = root; v-- > 0;) {
+        unsigned d = depth[par[v]] + 1u;
+        depth[v] = (uint8_t)(d > 63u ? 63u : d);
+        if (v < m) {
+            count[depth[v]]++;
+            maxd = depth[v] > maxd ? depth[v] : maxd;
+        }
+    }
+    hf_fold(count, maxd);
     unsigned l = 1;
     for (unsigned k = m; k-- > 0;) {
         while (count[l] == 0)

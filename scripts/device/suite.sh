@@ -15,8 +15,10 @@
 #   bash scripts/device/suite.sh huffman   the Huffman codec's device evidence in one call: CPU/GPU
 #                                          identity of codec 2 on the six fields, then gpu_bench
 #                                          (codecs 1, 2, 0; ratios, GB/s, copy bandwidth)
+#   bash scripts/device/suite.sh profile   per-kernel times (ncu, the card's own clocks) of codec 2
+#                                          on velocity_x and baryon_density, one call per bound
 set -uo pipefail
-part=${1:?tests, identity, bench, bench2 or huffman}
+part=${1:?tests, identity, bench, bench2, huffman or profile}
 OUT=${OUT:-$PWD/out}
 N=${N:-512}
 B=$PWD/build-dev
@@ -100,6 +102,23 @@ huffman)
   timeout 240 "$B/bin/gpu_bench" --codecs 1,2,0 "${fields[@]}" >"$OUT/bench.md" 2>&1
   echo "exit $?"; cat "$OUT/bench.md"
   ;;
+profile)
+  need_fields
+  step "kernel benchmark, codec 2"
+  timeout 120 "$B/bin/gpu_bench" --codecs 2 --sweep 0 "${fields[@]}" >"$OUT/bench-2.md" 2>&1
+  echo "exit $?"; cat "$OUT/bench-2.md"
+  for f in velocity_x baryon_density temperature; do
+    step "ncu, codec 2, $f"
+    timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum \
+      --print-summary per-kernel "$B/bin/gpu_bench" --repeat 1 --codecs 2 --sweep 0 \
+      "$DATA/nyx_$f.f32" "$N,$N,$N" >"$OUT/ncu-$f.log" 2>&1
+    echo "exit $?"
+    # one line per kernel: its name and its average time over the 9 calls (3 bounds x 3)
+    awk '/^  [a-z_]/ {name=($1 == "void" ? $2 : $1); sub(/\(.*/, "", name)}
+         /gpu__time_duration.sum/ {printf "%-28s %8s %s\n", name, $NF, $(NF-3)}' \
+      "$OUT/ncu-$f.log"
+  done
+  ;;
 bench2)
   need_fields
   step "main job"
@@ -110,7 +129,7 @@ bench2)
   echo "exit $?"; tail -n 3 "$OUT/property.log"
   ;;
 *)
-  echo "suite.sh: part '$part' is not one of tests, identity, bench, bench2, huffman" >&2
+  echo "suite.sh: part '$part' is not one of tests, identity, bench, bench2, huffman, profile" >&2
   exit 2
   ;;
 esac
