@@ -1,9 +1,10 @@
 /* Huffman codec kernels (codec 2): the steps of huff_cpu.c on the GPU, every value from the
  * same inline functions (huff_common.h), so the payload matches hf_encode_cpu byte for byte.
- * Encoding: the Lorenzo orders' costs, then tokens with a per-tile histogram and the ordered
- * outlier and verbatim lists (decoupled look-back), the three forms' codebooks a CTA each, side
- * by side, the bit stream a thread per sub-chunk. Decoding: deltas a thread per sub-chunk, the
- * outliers, then partial sums a CTA per tile in shared memory. */
+ * Encoding: the quantiser once (its codes kept for the token pass) with the Lorenzo orders'
+ * costs, then tokens with a per-tile histogram and the ordered outlier and verbatim lists
+ * (decoupled look-back), the three forms' codebooks a CTA each, side by side, the bit stream a
+ * warp per sub-chunk. Decoding: deltas a thread per sub-chunk, the outliers, then partial sums
+ * a CTA per tile in shared memory. */
 #include "kernels.h"
 #include "lookback.cuh"
 
@@ -12,19 +13,19 @@
 #define HF_WARPS (HF_THREADS / 32)
 #define HF_SEG (HF_TILE_N / HF_WARPS)      /* a warp's share of a tile in the ordered passes */
 #define HF_BATCH 16                        /* loads a thread issues before using them */
-#define HF_SUB_THREADS 128                 /* sub-chunk kernels: a thread a sub-chunk */
+#define HF_SUB_THREADS 128                 /* the decoder: a thread a sub-chunk */
 #define HF_ONE_THREADS 1024                /* a CTA a task: codebooks, choice, offsets */
 #define HF_TABLE (1u << HF_MAX_LEN)
-#define HF_KIND_CODED 0u
-#define HF_KIND_FILL 1u
-#define HF_KIND_VERBATIM 2u
+/* the quantiser's markers for the token kernel, outside every code's range */
+#define HF_CODE_FILL INT32_MIN
+#define HF_CODE_VERBATIM (INT32_MIN + 1)
 /* decoded deltas of fill and escape tokens, as huff_cpu.c marks them */
 #define HF_MARK_FILL INT32_MIN
 #define HF_MARK_ESCAPE (INT32_MIN + 1)
 
 /* Tiles and the codebook live in dynamic shared memory (above the 48 KiB static limit). */
 #define HF_SMEM_COST (HF_TILE_N * 4u)
-#define HF_SMEM_TOKEN (HF_TILE_N * 5u + 2u * HF_RADIUS_MAX * 4u)
+#define HF_SMEM_TOKEN (HF_TILE_N * 4u + HF_TILE_N / 4u + HF_RADIUS_MAX * 4u)
 #define HF_SMEM_DTILE (HF_TILE_N * 4u)
 #define HF_SMEM_BOOK (HF_MAX_SYMS * (8u + 8u + 8u + 8u + 4u + 2u + 2u + 4u + 1u))
 #define HF_NODES_PER ((2u * HF_MAX_SYMS + HF_ONE_THREADS - 1u) / HF_ONE_THREADS)
@@ -40,12 +41,6 @@ __device__ __forceinline__ uint64_t hf_bits(float v)
 __device__ __forceinline__ uint64_t hf_bits(double v)
 {
     return (uint64_t)__double_as_longlong(v);
-}
-
-/* fl_bitlen, in one instruction */
-__device__ __forceinline__ unsigned hf_bitlen(uint64_t v)
-{
-    return 64u - (unsigned)__clzll((long long)v);
 }
 
 __device__ __forceinline__ unsigned hf_lanemask_lt()
@@ -151,10 +146,39 @@ struct hf_enc_args {
     hzc_scalars *sc;
 };
 
-/* quantise_tile of huff_cpu.c: codes p (0 when not coded) and kinds of a tile's elements. */
+/* 32-bit deltas: |p| < 2^28, so every partial sum of a Lorenzo prediction's at most 8 terms
+ * fits an int32 and gives huff_cpu.c's 64-bit value. */
+__device__ __forceinline__ uint32_t hf_zigzag32(int32_t d)
+{
+    return ((uint32_t)d << 1) ^ (uint32_t)(d >> 31);
+}
+
+/* hf_lorenzo in 32 bits, the tile's codes in p_s (raster order inside the tile). */
+__device__ __forceinline__ int32_t hf_delta32(const int32_t *p_s, unsigned order, unsigned ex,
+                                              unsigned plane, unsigned z, unsigned y, unsigned x,
+                                              unsigned e)
+{
+    int32_t d = p_s[e];
+    if (order == 1)
+        return e ? d - p_s[e - 1] : d;
+    if (x) d -= p_s[e - 1];
+    if (y) d -= p_s[e - ex];
+    if (x && y) d += p_s[e - ex - 1];
+    if (order == 3) {
+        if (z) d -= p_s[e - plane];
+        if (x && z) d += p_s[e - plane - 1];
+        if (y && z) d += p_s[e - plane - ex];
+        if (x && y && z) d -= p_s[e - plane - ex - 1];
+    }
+    return d;
+}
+
+/* quantise_tile of huff_cpu.c: each element's code for the token kernel, in tile-major order
+ * (p, or a marker for a fill element and for one stored verbatim), and p (0 when not coded)
+ * into p_s when the costs need it. */
 template <typename T>
 __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *in,
-                                 const hf_tile &tl, int32_t *p_s, uint8_t *kind_s)
+                                 const hf_tile &tl, int32_t *p_s, int32_t *code)
 {
     const unsigned tn = hf_tile_n(tl);
     for (unsigned e0 = threadIdx.x; e0 < tn; e0 += HF_THREADS * HF_BATCH) {
@@ -175,31 +199,34 @@ __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *i
             if (e >= tn)
                 break;
             int64_t q;
-            int32_t p = 0;
-            unsigned kind = HF_KIND_VERBATIM;
+            int32_t p = 0, c = HF_CODE_VERBATIM;
             if (fl_is_fill(&Q, hf_bits(v[k]))) {
-                kind = HF_KIND_FILL;
+                c = HF_CODE_FILL;
             } else if (fl_quantize(&Q, (double)v[k], &q) && q <= HF_PMAX && q >= -HF_PMAX) {
-                kind = HF_KIND_CODED;
                 p = (int32_t)q;
+                c = p;
             }
-            p_s[e] = p;
-            if (kind_s)
-                kind_s[e] = (uint8_t)kind;
+            if (p_s)
+                p_s[e] = p;
+            code[tl.start + e] = c;
         }
     }
 }
 
-/* The cost of each Lorenzo order (integer sums, so any order of addition gives the CPU's). */
+/* Quantises a tile once for the whole encoding (the codes go to the token kernel) and sums the
+ * cost of each Lorenzo order (integer sums, so any order of addition gives the CPU's); a 1-D
+ * chunk has one order and no costs. */
 template <typename T, int DIM>
-__global__ void __launch_bounds__(HF_THREADS) hf_cost_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS) hf_quant_kernel(const hf_enc_args a)
 {
     int32_t *p_s = (int32_t *)hf_smem;
     __shared__ unsigned long long c_s[HF_WARPS][DIM];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     hf_tile tl;
     hf_tile_at(&a.g, blockIdx.x, &tl);
-    hf_quantise_tile<T>(a.g, a.Q, (const T *)a.in, tl, p_s, NULL);
+    hf_quantise_tile<T>(a.g, a.Q, (const T *)a.in, tl, DIM > 1 ? p_s : NULL, a.b.code);
+    if (DIM == 1)
+        return;
     __syncthreads();
     const unsigned tn = hf_tile_n(tl);
     unsigned long long c[DIM];
@@ -209,18 +236,18 @@ __global__ void __launch_bounds__(HF_THREADS) hf_cost_kernel(const hf_enc_args a
     for (unsigned e = threadIdx.x; e < tn; e += HF_THREADS) {
         unsigned z, y, x;
         hf_coords(tl, e, &z, &y, &x);
-        /* hf_lorenzo's three orders from one load of each neighbour */
-        const int64_t p = p_s[e], prev = e ? p_s[e - 1] : 0;
-        const int64_t px = x ? prev : 0, py = y ? p_s[e - ex] : 0;
-        const int64_t pxy = x && y ? p_s[e - ex - 1] : 0;
-        const int64_t d2 = p - px - py + pxy;
-        c[0] += hf_bitlen(fl_zigzag(p - prev));
-        c[1] += hf_bitlen(fl_zigzag(d2));
+        /* hf_delta32's orders from one load of each neighbour */
+        const int32_t p = p_s[e], prev = e ? p_s[e - 1] : 0;
+        const int32_t px = x ? prev : 0, py = y ? p_s[e - ex] : 0;
+        const int32_t pxy = x && y ? p_s[e - ex - 1] : 0;
+        const int32_t d2 = p - px - py + pxy;
+        c[0] += 32u - __clz(hf_zigzag32(p - prev));
+        c[1] += 32u - __clz(hf_zigzag32(d2));
         if (DIM == 3) {
-            const int64_t pz = z ? p_s[e - plane] : 0, pxz = x && z ? p_s[e - plane - 1] : 0;
-            const int64_t pyz = y && z ? p_s[e - plane - ex] : 0;
-            const int64_t pxyz = x && y && z ? p_s[e - plane - ex - 1] : 0;
-            c[DIM - 1] += hf_bitlen(fl_zigzag(d2 - pz + pxz + pyz - pxyz));
+            const int32_t pz = z ? p_s[e - plane] : 0, pxz = x && z ? p_s[e - plane - 1] : 0;
+            const int32_t pyz = y && z ? p_s[e - plane - ex] : 0;
+            const int32_t pxyz = x && y && z ? p_s[e - plane - ex - 1] : 0;
+            c[DIM - 1] += 32u - __clz(hf_zigzag32(d2 - pz + pxz + pyz - pxyz));
         }
     }
     for (int o = 0; o < DIM; o++) {
@@ -237,33 +264,75 @@ __global__ void __launch_bounds__(HF_THREADS) hf_cost_kernel(const hf_enc_args a
     }
 }
 
+/* A tile's codes for the token kernel: p into p_s (0 for fill and verbatim elements), and
+ * bitmaps of the fill and verbatim elements, a 32-bit word per warp-sized run of elements. */
+__device__ void hf_load_codes(const int32_t *code, unsigned tn, int32_t *p_s, uint32_t *fill_s,
+                              uint32_t *verb_s)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    /* the whole warp runs every round: the ballots below need all its lanes */
+    for (unsigned w0 = threadIdx.x - lane; w0 < tn; w0 += HF_THREADS * HF_BATCH) {
+        int32_t c[HF_BATCH];
+#pragma unroll
+        for (unsigned k = 0; k < HF_BATCH; k++) {
+            const unsigned e = w0 + k * HF_THREADS + lane;
+            c[k] = e < tn ? code[e] : 0;
+        }
+#pragma unroll
+        for (unsigned k = 0; k < HF_BATCH; k++) {
+            const unsigned b = w0 + k * HF_THREADS, e = b + lane;
+            if (b >= tn)   /* warp-uniform */
+                break;
+            const bool fill = e < tn && c[k] == HF_CODE_FILL;
+            const bool verb = e < tn && c[k] == HF_CODE_VERBATIM;
+            const unsigned fw = __ballot_sync(FULL, fill), vw = __ballot_sync(FULL, verb);
+            if (lane == 0) {
+                fill_s[b >> 5] = fw;
+                verb_s[b >> 5] = vw;
+            }
+            if (e < tn)
+                p_s[e] = fill || verb ? 0 : c[k];
+        }
+    }
+}
+
+__device__ __forceinline__ bool hf_bit(const uint32_t *m, unsigned e)
+{
+    return m[e >> 5] >> (e & 31u) & 1u;
+}
+
 /* Token of element e of a tile under `order` (tokenise_tile of huff_cpu.c), and its delta. */
-__device__ __forceinline__ unsigned hf_token_at(const int32_t *p_s, const uint8_t *kind_s,
+__device__ __forceinline__ unsigned hf_token_at(const int32_t *p_s, const uint32_t *fill_s,
                                                 unsigned order, unsigned R, const hf_tile &tl,
-                                                unsigned e, int64_t *d)
+                                                unsigned e, int32_t *d)
 {
     unsigned z, y, x;
     hf_coords(tl, e, &z, &y, &x);
-    *d = hf_lorenzo(p_s, order, tl.ey, tl.ex, z, y, x, e);
-    return kind_s[e] == HF_KIND_FILL && *d == 0 ? HF_TOK_FILL : hf_delta_token(*d, R);
+    *d = hf_delta32(p_s, order, tl.ex, tl.ey * tl.ex, z, y, x, e);
+    const uint32_t zz = hf_zigzag32(*d);
+    return hf_bit(fill_s, e) && *d == 0 ? HF_TOK_FILL
+           : zz < 2u * R - 2u          ? zz + 2u
+                                       : HF_TOK_ESCAPE;
 }
 
 /* Tokens, the histogram, and the outliers and verbatim values in position order: each warp
  * takes a contiguous share of the tile, so ranks follow from ballots and the tile's offsets
- * from the look-back over tiles taken in ticket order. */
+ * from the look-back over tiles taken in ticket order. The histogram packs two 16-bit counts a
+ * word (a tile holds at most 16384 elements). */
 template <typename T>
 __global__ void __launch_bounds__(HF_THREADS) hf_token_kernel(const hf_enc_args a)
 {
     int32_t *p_s = (int32_t *)hf_smem;
-    uint8_t *kind_s = (uint8_t *)(p_s + HF_TILE_N);
-    unsigned *hist_s = (unsigned *)(kind_s + HF_TILE_N);
+    uint32_t *fill_s = (uint32_t *)(p_s + HF_TILE_N);
+    uint32_t *verb_s = fill_s + HF_TILE_N / 32;
+    uint32_t *hist_s = verb_s + HF_TILE_N / 32;
     __shared__ unsigned long long tile_s, base_s[2];
     __shared__ unsigned wofs_s[HF_WARPS][2];
     hzc_huff_plan *P = a.b.plan;
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, R = a.R, nsym = 2 * R;
     if (threadIdx.x == 0)
         tile_s = atomicAdd(&P->ticket, 1ull);
-    for (unsigned s = threadIdx.x; s < nsym; s += HF_THREADS)
+    for (unsigned s = threadIdx.x; s < nsym / 2; s += HF_THREADS)
         hist_s[s] = 0;
     __syncthreads();
     const uint64_t t = tile_s;
@@ -271,7 +340,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_token_kernel(const hf_enc_args 
     hf_tile_at(&a.g, t, &tl);
     const unsigned tn = hf_tile_n(tl), order = hf_order(P->cost, a.g.dim);
     const T *in = (const T *)a.in;
-    hf_quantise_tile<T>(a.g, a.Q, in, tl, p_s, kind_s);
+    hf_load_codes(a.b.code + tl.start, tn, p_s, fill_s, verb_s);
     __syncthreads();
 
     const unsigned e_beg = warp * HF_SEG, e_end = min(tn, e_beg + HF_SEG);
@@ -281,10 +350,10 @@ __global__ void __launch_bounds__(HF_THREADS) hf_token_kernel(const hf_enc_args 
         unsigned tk = 0xFFFFFFFFu;
         bool is_out = false, is_verb = false;
         if (e < e_end) {
-            int64_t d;
-            tk = hf_token_at(p_s, kind_s, order, R, tl, e, &d);
+            int32_t d;
+            tk = hf_token_at(p_s, fill_s, order, R, tl, e, &d);
             is_out = tk == HF_TOK_ESCAPE;
-            is_verb = kind_s[e] != HF_KIND_CODED && tk != HF_TOK_FILL;
+            is_verb = hf_bit(verb_s, e) || (hf_bit(fill_s, e) && tk != HF_TOK_FILL);
             a.b.tok[tl.start + e] = (uint16_t)tk;
         }
         n_out += __popc(__ballot_sync(FULL, is_out));
@@ -292,7 +361,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_token_kernel(const hf_enc_args 
         /* one shared atomic per distinct token of the warp: smooth fields are mostly one */
         const unsigned peers = __match_any_sync(FULL, tk);
         if (e < e_end && lane == (unsigned)__ffs(peers) - 1u)
-            atomicAdd(&hist_s[tk], (unsigned)__popc(peers));
+            atomicAdd(&hist_s[tk >> 1], (unsigned)__popc(peers) << (16 * (tk & 1u)));
     }
     if (lane == 0) {
         wofs_s[warp][0] = n_out;
@@ -320,27 +389,29 @@ __global__ void __launch_bounds__(HF_THREADS) hf_token_kernel(const hf_enc_args 
         }
     }
     __syncthreads();
-    for (unsigned s = threadIdx.x; s < nsym; s += HF_THREADS)
-        if (hist_s[s])
-            atomicAdd(&P->hist[s], hist_s[s]);
+    for (unsigned s = threadIdx.x; s < nsym; s += HF_THREADS) {
+        const unsigned h = hist_s[s >> 1] >> (16 * (s & 1u)) & 0xFFFFu;
+        if (h)
+            atomicAdd(&P->hist[s], h);
+    }
     if (!(n_out | n_verb))   /* warp-uniform; rare: outliers and verbatim values */
         return;
     uint64_t ko = base_s[0] + wofs_s[warp][0], kv = base_s[1] + wofs_s[warp][1];
     for (unsigned b = e_beg; b < e_end; b += 32) {
         const unsigned e = b + lane;
         bool is_out = false, is_verb = false;
-        int64_t d = 0;
+        int32_t d = 0;
         if (e < e_end) {
-            const unsigned tk = hf_token_at(p_s, kind_s, order, R, tl, e, &d);
+            const unsigned tk = hf_token_at(p_s, fill_s, order, R, tl, e, &d);
             is_out = tk == HF_TOK_ESCAPE;
-            is_verb = kind_s[e] != HF_KIND_CODED && tk != HF_TOK_FILL;
+            is_verb = hf_bit(verb_s, e) || (hf_bit(fill_s, e) && tk != HF_TOK_FILL);
         }
         const unsigned bo = __ballot_sync(FULL, is_out), bv = __ballot_sync(FULL, is_verb);
         if (is_out) {
             const uint64_t k = ko + __popc(bo & hf_lanemask_lt());
             if (k < a.b.kmax_out) {
                 a.b.out_pos[k] = (uint32_t)(tl.start + e);
-                a.b.out_delta[k] = (int32_t)d;
+                a.b.out_delta[k] = d;
             }
         }
         if (is_verb) {
@@ -390,6 +461,14 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_may_kernel(const hf_enc_arg
         P->rs = rs;
         P->may[HF_FORM_RUNS] = 2 * (uint64_t)P->hist[rs] >= a.g.n;
         P->may[HF_FORM_PAIRS] = R >= HF_PAIR_MIN_RADIUS && 2 * small_s >= a.g.n;
+    }
+    /* the tokens forms 1 and 2 write as they are: all but the run token, and all but the small
+     * ones; hf_althist_kernel adds the rest */
+    const unsigned rs = 0xFFFFFFFFu - (unsigned)(best_s & 0xFFFFFFFFu);
+    for (unsigned s = threadIdx.x; s < 2 * R; s += blockDim.x) {
+        const unsigned h = P->hist[s];
+        P->hist_alt[HF_FORM_RUNS - 1][s] = s == rs ? 0u : h;
+        P->hist_alt[HF_FORM_PAIRS - 1][s] = s - 2u < HF_PAIR_K ? 0u : h;
     }
 }
 
@@ -761,8 +840,52 @@ struct hf_counter {
     }
 };
 
-/* The token counts of form 1 + blockIdx.y (hf_book_kernel's hist_alt, zeroed by the
- * launcher): both forms in one launch. */
+/* hf_share_walk's run tokens of form 1 only (hf_may_kernel counted the others): runs of full
+ * length are counted in a register and added once. */
+__device__ __forceinline__ void hf_count_runs(const hf_share &sh, unsigned rs, unsigned R,
+                                              hf_counter &c)
+{
+    unsigned run = sh.run, full = 0;
+    for (unsigned k = 0; k < sh.cnt; k++) {
+        const unsigned t = (sh.w[k / 2] >> (16 * (k & 1))) & 0xFFFFu;
+        if (t == rs) {
+            if (++run == HF_RUN_MAX) {
+                full++;
+                run = 0;
+            }
+        } else if (run) {
+            c(hf_run_token(R, run));
+            run = 0;
+        }
+    }
+    if (run && !sh.more)
+        c(hf_run_token(R, run));
+    if (full)
+        atomicAdd(&c.h[hf_run_token(R, HF_RUN_MAX)], full);
+}
+
+/* hf_share_walk's pair tokens and lone small tokens of form 2 only (hf_may_kernel counted the
+ * others). */
+__device__ __forceinline__ void hf_count_pairs(const hf_share &sh, unsigned R, hf_counter &c)
+{
+    unsigned held = sh.held;
+    for (unsigned k = 0; k < sh.cnt; k++) {
+        const unsigned t = (sh.w[k / 2] >> (16 * (k & 1))) & 0xFFFFu;
+        if (t - 2u < HF_PAIR_K) {
+            if (held)
+                c(2 * R + (held - 3u) * HF_PAIR_K + (t - 2u));
+            held = held ? 0u : t + 1u;
+        } else if (held) {
+            c(held - 1u);
+            held = 0;
+        }
+    }
+    if (held && !sh.more)
+        c(held - 1u);
+}
+
+/* The token counts of form 1 + blockIdx.y (hf_book_kernel's hist_alt, which hf_may_kernel
+ * started): both forms in one launch. */
 __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_althist_kernel(const hf_enc_args a)
 {
     __shared__ uint32_t stage_s[HF_WALK_WARPS][HF_STAGE_WORDS];
@@ -780,7 +903,10 @@ __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_althist_kernel(const hf
         const hf_stage st = hf_stage_load(a.b.tok, a.g.n, s, stage_s[warp]);
         const hf_share sh = hf_share_of(st, form, rs);
         hf_counter c = {h_s, 0, 0};
-        hf_share_walk(sh, form, rs, a.R, c);
+        if (form == HF_FORM_RUNS)
+            hf_count_runs(sh, rs, a.R, c);
+        else
+            hf_count_pairs(sh, a.R, c);
         if (c.n)
             atomicAdd(&h_s[c.last], c.n);
     }
@@ -802,40 +928,50 @@ __global__ void __launch_bounds__(HF_THREADS) hf_clear_kernel(const hf_enc_args 
         ((uint32_t *)a.b.dst)[w] = 0;
 }
 
-struct hf_bit_count {
+/* LSB-first bit writer of one lane's share, in place over its tokens: codes are at most 15
+ * bits and tokens 16, so the words written stay behind the tokens still to be read. */
+struct hf_share_writer {
     const uint32_t *cl;   /* code | length << 16 */
-    uint32_t bits;
-    __device__ void operator()(unsigned t) { bits += cl[t] >> 16; }
-};
-
-/* LSB-first bit writer of one lane's share: whole words are stored, the two it may share with
- * its neighbours are OR-ed in atomically. */
-struct hf_writer {
-    const uint32_t *cl;
     uint32_t *w;
     uint64_t acc;
     unsigned nacc;
-    bool first;
+    uint32_t bits;
     __device__ void operator()(unsigned t)
     {
         const uint32_t c = cl[t];
         acc |= (uint64_t)(c & 0xFFFFu) << nacc;
         nacc += c >> 16;
+        bits += c >> 16;
         if (nacc >= 32) {
-            if (first)
-                atomicOr(w, (uint32_t)acc);
-            else
-                *w = (uint32_t)acc;
-            first = false;
-            w++;
+            *w++ = (uint32_t)acc;
             acc >>= 32;
             nacc -= 32;
         }
     }
 };
 
-/* Each sub-chunk's bit length, its offset by a decoupled look-back over sub-chunks taken in
- * ticket order, then its bits: a lane's offset is the sub-chunk's plus the lanes' before it. */
+/* Places `bits` bits of src at bit b0 of the zeroed stream dst: whole words are stored, the
+ * first and the last, which the neighbouring lanes' bits may share, are OR-ed in atomically. */
+__device__ void hf_place_bits(uint32_t *dst, uint64_t b0, const uint32_t *src, uint32_t bits)
+{
+    if (!bits)
+        return;
+    const unsigned sh = (unsigned)(b0 & 31u), nsrc = (bits + 31u) / 32u;
+    const uint64_t g0 = b0 >> 5, g1 = (b0 + bits - 1) >> 5;
+    for (uint64_t g = g0; g <= g1; g++) {
+        const unsigned i = (unsigned)(g - g0);
+        const uint32_t lo = i < nsrc ? src[i] : 0u, hi = i >= 1 && i <= nsrc ? src[i - 1] : 0u;
+        const uint32_t v = sh ? lo << sh | hi >> (32u - sh) : lo;
+        if (g == g0 || g == g1)
+            atomicOr(&dst[g], v);
+        else
+            dst[g] = v;
+    }
+}
+
+/* Each sub-chunk's bits, written by its lanes in place of their tokens; its offset by a
+ * decoupled look-back over sub-chunks taken in ticket order; then each lane's bits moved to
+ * the sub-chunk's offset plus the lanes' before it. */
 __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_write_kernel(const hf_enc_args a)
 {
     __shared__ uint32_t stage_s[HF_WALK_WARPS][HF_STAGE_WORDS];
@@ -856,9 +992,13 @@ __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_write_kernel(const hf_e
         return;
     const hf_stage st = hf_stage_load(a.b.tok, a.g.n, s, stage_s[warp]);
     const hf_share sh = hf_share_of(st, form, rs);
-    hf_bit_count c = {cl_s, 0};
-    hf_share_walk(sh, form, rs, a.R, c);
-    const uint32_t incl = hf_warp_incl(c.bits);
+    __syncwarp();   /* every lane has read its neighbours' tokens before the shares change */
+    uint32_t *own = stage_s[warp] + lane * HF_LANE_PITCH;
+    hf_share_writer W = {cl_s, own, 0, 0, 0};
+    hf_share_walk(sh, form, rs, a.R, W);
+    if (W.nacc)
+        *W.w = (uint32_t)W.acc;
+    const uint32_t incl = hf_warp_incl(W.bits);
     const uint64_t agg = __shfl_sync(FULL, incl, 31);
     uint64_t excl;
     unsigned long long *status[1] = {a.b.status + 2 * a.g.ntiles};
@@ -867,12 +1007,7 @@ __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_write_kernel(const hf_e
         a.b.subbits[s] = (uint32_t)agg;
     const uint64_t off_stream =
         HF_OFF_CODEBOOK + hf_pad4(hf_codebook_size(P->m0, P->m1)) + hf_pad4(2 * a.g.nsub);
-    const uint64_t b0 = excl + (incl - c.bits);
-    hf_writer W = {cl_s, (uint32_t *)(a.b.dst + off_stream) + (b0 >> 5), 0, (unsigned)(b0 & 31u),
-                   true};
-    hf_share_walk(sh, form, rs, a.R, W);
-    if (W.nacc)
-        atomicOr(W.w, (uint32_t)W.acc);
+    hf_place_bits((uint32_t *)(a.b.dst + off_stream), excl + (incl - W.bits), own, W.bits);
 }
 
 /* Everything but the stream: fixed part, codebook, sub-chunk table, outliers, verbatim values. */
@@ -1313,29 +1448,32 @@ static unsigned hf_sub_grid(uint64_t nsub)
     return (unsigned)((nsub + HF_SUB_THREADS - 1) / HF_SUB_THREADS);
 }
 
+template <typename T, int DIM>
+static cudaError_t hf_quant_launch(const hf_enc_args &a, cudaStream_t s)
+{
+    const unsigned smem = DIM > 1 ? HF_SMEM_COST : 0u;
+    cudaError_t e =
+        cudaFuncSetAttribute(hf_quant_kernel<T, DIM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem);
+    if (e != cudaSuccess)
+        return e;
+    hf_quant_kernel<T, DIM><<<(unsigned)a.g.ntiles, HF_THREADS, smem, s>>>(a);
+    return cudaGetLastError();
+}
+
 template <typename T>
 static cudaError_t hf_tiles_encode(const hf_enc_args &a, cudaStream_t s)
 {
-    const unsigned grid = (unsigned)a.g.ntiles;
-    cudaError_t e;
-    if (a.g.dim == 3) {
-        e = cudaFuncSetAttribute(hf_cost_kernel<T, 3>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, HF_SMEM_COST);
-        if (e != cudaSuccess)
-            return e;
-        hf_cost_kernel<T, 3><<<grid, HF_THREADS, HF_SMEM_COST, s>>>(a);
-    } else if (a.g.dim == 2) {
-        e = cudaFuncSetAttribute(hf_cost_kernel<T, 2>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, HF_SMEM_COST);
-        if (e != cudaSuccess)
-            return e;
-        hf_cost_kernel<T, 2><<<grid, HF_THREADS, HF_SMEM_COST, s>>>(a);
-    }   /* 1-D chunks have one order: no costs */
+    cudaError_t e = a.g.dim == 3   ? hf_quant_launch<T, 3>(a, s)
+                    : a.g.dim == 2 ? hf_quant_launch<T, 2>(a, s)
+                                   : hf_quant_launch<T, 1>(a, s);
+    if (e != cudaSuccess)
+        return e;
     e = cudaFuncSetAttribute(hf_token_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              HF_SMEM_TOKEN);
     if (e != cudaSuccess)
         return e;
-    hf_token_kernel<T><<<grid, HF_THREADS, HF_SMEM_TOKEN, s>>>(a);
+    hf_token_kernel<T><<<(unsigned)a.g.ntiles, HF_THREADS, HF_SMEM_TOKEN, s>>>(a);
     return cudaGetLastError();
 }
 

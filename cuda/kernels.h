@@ -96,6 +96,7 @@ typedef struct hzc_huff_plan {
  * stored: the payload then exceeds cap anyway. */
 typedef struct hzc_huff_bufs {
     uint16_t *tok;                  /* n tokens, tile-major, readable up to 8 past n */
+    int32_t *code;                  /* n quantisation codes or markers, tile-major */
     uint32_t *out_pos;
     int32_t *out_delta;
     uint64_t kmax_out;

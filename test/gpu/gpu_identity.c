@@ -4,8 +4,8 @@
  * refuse alike without a crash. The synthetic cases cover 1-D to 4-D shapes with partial blocks
  * and tiles of both codecs, tiny chunks (1 element, one Huffman sub-chunk + 1), float32 and
  * float64, ABS/REL/PWREL, NaN/Inf, fill layouts, and Huffman radii 2 to 1024; a tally then
- * requires that the Huffman chunks used every Lorenzo order, both forms and every radius, and
- * that auto chose each codec somewhere, so new inputs cannot quietly lose that coverage.
+ * requires that the Huffman chunks used every Lorenzo order, all three forms and every radius,
+ * and that auto chose each codec somewhere, so new inputs cannot quietly lose that coverage.
  *
  * usage: gpu_identity [--small] [--codecs LIST] [FILE.f32 Z,Y,X]...
  *   --codecs 1,2,0   the codecs to check, in this order (default all three)
@@ -88,7 +88,7 @@ static const unsigned written_radii[] = {2, 16, DEFAULT_RADIUS, 1024};
 
 /* What the checked chunks were written with: see coverage(). */
 static struct {
-    int order[4], form[2], radius[NWRITTEN_RADII], written[3], auto_chose[3];
+    int order[4], form[3], radius[NWRITTEN_RADII], written[3], auto_chose[3];
 } seen;
 
 static const char *codec_name(unsigned c)
@@ -164,7 +164,7 @@ static void check_written(const char *name, const h5zgpu_params *p, const uint8_
     tu_expect(R == want, "%s: radius %u written, %u asked for", name, R, want);
     if (pay[HUFF_ORDER] >= 1 && pay[HUFF_ORDER] <= 3)
         seen.order[pay[HUFF_ORDER]]++;
-    if (pay[HUFF_FORM] <= 1)
+    if (pay[HUFF_FORM] <= 2)
         seen.form[pay[HUFF_FORM]]++;
     for (size_t k = 0; k < NWRITTEN_RADII; k++)
         seen.radius[k] += R == written_radii[k];
@@ -515,9 +515,9 @@ static void coverage(void)
         autoc |= codecs[ci] == H5ZGPU_CODEC_AUTO;
     }
     printf("gpu_identity: chunks written raw %d, fixed %d, Huffman %d; Huffman by Lorenzo order "
-           "1/2/3: %d/%d/%d, by form 0/1: %d/%d, by radius",
+           "1/2/3: %d/%d/%d, by form 0/1/2: %d/%d/%d, by radius",
            seen.written[0], seen.written[1], seen.written[2], seen.order[1], seen.order[2],
-           seen.order[3], seen.form[0], seen.form[1]);
+           seen.order[3], seen.form[0], seen.form[1], seen.form[2]);
     for (size_t k = 0; k < NWRITTEN_RADII; k++)
         printf(" %u: %d", written_radii[k], seen.radius[k]);
     printf("; auto chose raw %d, fixed %d, Huffman %d\n", seen.auto_chose[0], seen.auto_chose[1],
@@ -526,7 +526,7 @@ static void coverage(void)
         return;
     for (unsigned o = 1; o <= 3; o++)
         tu_expect(seen.order[o] > 0, "coverage: no Huffman chunk used Lorenzo order %u", o);
-    for (unsigned f = 0; f <= 1; f++)
+    for (unsigned f = 0; f <= 2; f++)
         tu_expect(seen.form[f] > 0, "coverage: no Huffman chunk used form %u", f);
     for (size_t k = 0; k < NWRITTEN_RADII; k++)
         tu_expect(seen.radius[k] > 0, "coverage: no Huffman chunk used radius %u",
