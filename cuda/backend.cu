@@ -528,7 +528,8 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
                                          uint64_t fill_bits, const void *in, int in_dev,
                                          uint8_t *out, int out_dev, uint64_t fill_shift,
                                          uint64_t cap, uint64_t *len, double *eb_abs,
-                                         uint32_t *sum, int *held_fill, int device, void *stream)
+                                         uint32_t *sum, int *held_fill, unsigned *version,
+                                         int device, void *stream)
 {
     hzc_call c;
     fl_quant Q;
@@ -555,7 +556,9 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
     b.kmax_verb = cap / (4 + esize);
     rec_bytes = words8(8 * b.kmax_out) + words8(4 * b.kmax_verb) + 8 * b.kmax_verb;
     sub_bytes = 4 * g->nsub;
-    if ((st = buf_need(&w->tok, words8(2 * (g->n + 8)) + 4 * g->n, 0)) != H5ZGPU_OK ||
+    /* tokens, then three int32 arrays: dual quantisation's codes, interpolation's codes and
+     * its deltas */
+    if ((st = buf_need(&w->tok, words8(2 * (g->n + 8)) + 12 * g->n, 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->rec, rec_bytes, 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->sub, sub_bytes, 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->plan, sizeof(hzc_huff_plan), 0)) != H5ZGPU_OK ||
@@ -565,6 +568,8 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
         goto done;
     b.tok = (uint16_t *)w->tok.p;
     b.code = (int32_t *)((uint8_t *)w->tok.p + words8(2 * (g->n + 8)));
+    b.ip_u = b.code + g->n;
+    b.ip_delta = b.ip_u + g->n;
     b.verb_bits = (uint64_t *)w->rec.p;
     b.out_pos = (uint32_t *)((uint8_t *)w->rec.p + 8 * b.kmax_verb);
     b.out_delta = (int32_t *)(b.out_pos + b.kmax_out);
@@ -589,13 +594,15 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
         goto done;
     *eb_abs = Q.eb;
     *sum = w->hsc->sum;
+    *version = w->hsc->pred == HF_PRED_INTERP ? 2u : 1u;
 done:
     call_end(&c, st);
     return st;
 }
 
-extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, h5zgpu_mode mode, double eb_abs,
-                                         int is_f32, int has_fill, uint64_t fill_bits,
+extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, unsigned version, h5zgpu_mode mode,
+                                         double eb_abs, int is_f32, int has_fill,
+                                         uint64_t fill_bits,
                                          const uint8_t *in, int in_dev, uint64_t len, void *out,
                                          int out_dev, uint32_t *sum, int device, void *stream)
 {
@@ -630,7 +637,7 @@ extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, h5zgpu_mode mode, dou
     } else {
         memcpy(head, in, nhead);
     }
-    if ((st = hf_parse(g, esize, head, nhead, len, &L, table)) != H5ZGPU_OK)
+    if ((st = hf_parse(g, version, esize, head, nhead, len, &L, table)) != H5ZGPU_OK)
         goto done;
     Q.base = L.base;
     /* the kernels read the stream a 32-bit word at a time */
@@ -643,7 +650,8 @@ extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, h5zgpu_mode mode, dou
     } else if ((st = stage_in(&c, in, in_dev, len, &d_in)) != H5ZGPU_OK) {
         goto done;
     }
-    if ((st = buf_need(&w->tok, 4 * g->n, 0)) != H5ZGPU_OK ||
+    /* the deltas, and for interpolation its codes after them */
+    if ((st = buf_need(&w->tok, (L.order == HF_PRED_INTERP ? 8 : 4) * g->n, 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->sub, 8 * (g->nsub + 1), 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->plan, sizeof(uint16_t) * HF_TABLE_ENTRIES, 0)) != H5ZGPU_OK)
         goto done;

@@ -16,12 +16,6 @@
 #define HF_SUB_THREADS 128                 /* the decoder: a thread a sub-chunk */
 #define HF_ONE_THREADS 1024                /* a CTA a task: codebooks, choice, offsets */
 #define HF_TABLE (1u << HF_MAX_LEN)
-/* the quantiser's markers for the token kernel, outside every code's range */
-#define HF_CODE_FILL INT32_MIN
-#define HF_CODE_VERBATIM (INT32_MIN + 1)
-/* decoded deltas of fill and escape tokens, as huff_cpu.c marks them */
-#define HF_MARK_FILL INT32_MIN
-#define HF_MARK_ESCAPE (INT32_MIN + 1)
 
 /* Tiles and the codebook live in dynamic shared memory (above the 48 KiB static limit). */
 #define HF_SMEM_COST (HF_TILE_N * 4u)
@@ -116,16 +110,6 @@ __device__ __forceinline__ unsigned hf_tile_n(const hf_tile &tl)
     return tl.ez * tl.ey * tl.ex;
 }
 
-/* huff_cpu.c's choice: the cheapest order, ties to the higher. */
-__device__ __forceinline__ unsigned hf_order(const unsigned long long *cost, unsigned dim)
-{
-    unsigned order = dim;
-    for (unsigned o = dim - 1; o >= 1; o--)
-        if (cost[o] < cost[order])
-            order = o;
-    return order;
-}
-
 /* huff_cpu.c's payload_size */
 __device__ __forceinline__ uint64_t hf_size(const hf_geom &g, unsigned esize, unsigned m0,
                                             unsigned m1, uint64_t bits, uint64_t n_out,
@@ -199,9 +183,9 @@ __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *i
             if (e >= tn)
                 break;
             int64_t q;
-            int32_t p = 0, c = HF_CODE_VERBATIM;
+            int32_t p = 0, c = HZC_CODE_VERBATIM;
             if (fl_is_fill(&Q, hf_bits(v[k]))) {
-                c = HF_CODE_FILL;
+                c = HZC_CODE_FILL;
             } else if (fl_quantize(&Q, (double)v[k], &q) && q <= HF_PMAX && q >= -HF_PMAX) {
                 p = (int32_t)q;
                 c = p;
@@ -214,8 +198,8 @@ __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *i
 }
 
 /* Quantises a tile once for the whole encoding (the codes go to the token kernel) and sums the
- * cost of each Lorenzo order (integer sums, so any order of addition gives the CPU's); a 1-D
- * chunk has one order and no costs. */
+ * cost of each Lorenzo order (integer sums, so any order of addition gives the CPU's): the
+ * choice among the orders, and whether interpolation is worth trying. */
 template <typename T, int DIM>
 __global__ void __launch_bounds__(HF_THREADS) hf_quant_kernel(const hf_enc_args a)
 {
@@ -224,9 +208,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_quant_kernel(const hf_enc_args 
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     hf_tile tl;
     hf_tile_at(&a.g, blockIdx.x, &tl);
-    hf_quantise_tile<T>(a.g, a.Q, (const T *)a.in, tl, DIM > 1 ? p_s : NULL, a.b.code);
-    if (DIM == 1)
-        return;
+    hf_quantise_tile<T>(a.g, a.Q, (const T *)a.in, tl, p_s, a.b.code);
     __syncthreads();
     const unsigned tn = hf_tile_n(tl);
     unsigned long long c[DIM];
@@ -238,11 +220,13 @@ __global__ void __launch_bounds__(HF_THREADS) hf_quant_kernel(const hf_enc_args 
         hf_coords(tl, e, &z, &y, &x);
         /* hf_delta32's orders from one load of each neighbour */
         const int32_t p = p_s[e], prev = e ? p_s[e - 1] : 0;
+        c[0] += 32u - __clz(hf_zigzag32(p - prev));
+        if (DIM == 1)
+            continue;
         const int32_t px = x ? prev : 0, py = y ? p_s[e - ex] : 0;
         const int32_t pxy = x && y ? p_s[e - ex - 1] : 0;
         const int32_t d2 = p - px - py + pxy;
-        c[0] += 32u - __clz(hf_zigzag32(p - prev));
-        c[1] += 32u - __clz(hf_zigzag32(d2));
+        c[1 % DIM] += 32u - __clz(hf_zigzag32(d2));   /* c[1]: in bounds for every DIM */
         if (DIM == 3) {
             const int32_t pz = z ? p_s[e - plane] : 0, pxz = x && z ? p_s[e - plane - 1] : 0;
             const int32_t pyz = y && z ? p_s[e - plane - ex] : 0;
@@ -283,8 +267,8 @@ __device__ void hf_load_codes(const int32_t *code, unsigned tn, int32_t *p_s, ui
             const unsigned b = w0 + k * HF_THREADS, e = b + lane;
             if (b >= tn)   /* warp-uniform */
                 break;
-            const bool fill = e < tn && c[k] == HF_CODE_FILL;
-            const bool verb = e < tn && c[k] == HF_CODE_VERBATIM;
+            const bool fill = e < tn && c[k] == HZC_CODE_FILL;
+            const bool verb = e < tn && c[k] == HZC_CODE_VERBATIM;
             const unsigned fw = __ballot_sync(FULL, fill), vw = __ballot_sync(FULL, verb);
             if (lane == 0) {
                 fill_s[b >> 5] = fw;
@@ -301,14 +285,19 @@ __device__ __forceinline__ bool hf_bit(const uint32_t *m, unsigned e)
     return m[e >> 5] >> (e & 31u) & 1u;
 }
 
-/* Token of element e of a tile under `order` (tokenise_tile of huff_cpu.c), and its delta. */
+/* Token of element e of a tile under the predictor (tokenise_tile of huff_cpu.c), and its
+ * delta. */
 __device__ __forceinline__ unsigned hf_token_at(const int32_t *p_s, const uint32_t *fill_s,
                                                 unsigned order, unsigned R, const hf_tile &tl,
                                                 unsigned e, int32_t *d)
 {
-    unsigned z, y, x;
-    hf_coords(tl, e, &z, &y, &x);
-    *d = hf_delta32(p_s, order, tl.ex, tl.ey * tl.ex, z, y, x, e);
+    if (order == HF_PRED_INTERP) {
+        *d = p_s[e];   /* the interpolation's deltas come ready */
+    } else {
+        unsigned z, y, x;
+        hf_coords(tl, e, &z, &y, &x);
+        *d = hf_delta32(p_s, order, tl.ex, tl.ey * tl.ex, z, y, x, e);
+    }
     const uint32_t zz = hf_zigzag32(*d);
     return hf_bit(fill_s, e) && *d == 0 ? HF_TOK_FILL
            : zz < 2u * R - 2u          ? zz + 2u
@@ -338,9 +327,10 @@ __global__ void __launch_bounds__(HF_THREADS) hf_token_kernel(const hf_enc_args 
     const uint64_t t = tile_s;
     hf_tile tl;
     hf_tile_at(&a.g, t, &tl);
-    const unsigned tn = hf_tile_n(tl), order = hf_order(P->cost, a.g.dim);
+    const unsigned tn = hf_tile_n(tl), order = P->pred;
     const T *in = (const T *)a.in;
-    hf_load_codes(a.b.code + tl.start, tn, p_s, fill_s, verb_s);
+    hf_load_codes((order == HF_PRED_INTERP ? a.b.ip_delta : a.b.code) + tl.start, tn, p_s,
+                  fill_s, verb_s);
     __syncthreads();
 
     const unsigned e_beg = warp * HF_SEG, e_end = min(tn, e_beg + HF_SEG);
@@ -1028,7 +1018,8 @@ __global__ void __launch_bounds__(HF_THREADS) hf_tail_kernel(const hf_enc_args a
         if (i == 0) {
             hz_put_f64(dst, a.Q.base);
             dst[8] = (uint8_t)P->form;
-            dst[9] = (uint8_t)hf_order(P->cost, a.g.dim);
+            dst[9] = (uint8_t)P->pred;
+            a.sc->pred = P->pred;
             hz_put_u16(dst + 10, a.R);
             hz_put_u16(dst + 12, P->form == HF_FORM_RUNS ? P->rs : 0u);
             hz_put_u32(dst + 16, (uint32_t)n_out);
@@ -1451,7 +1442,7 @@ static unsigned hf_sub_grid(uint64_t nsub)
 template <typename T, int DIM>
 static cudaError_t hf_quant_launch(const hf_enc_args &a, cudaStream_t s)
 {
-    const unsigned smem = DIM > 1 ? HF_SMEM_COST : 0u;
+    const unsigned smem = HF_SMEM_COST;
     cudaError_t e =
         cudaFuncSetAttribute(hf_quant_kernel<T, DIM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              smem);
@@ -1462,12 +1453,14 @@ static cudaError_t hf_quant_launch(const hf_enc_args &a, cudaStream_t s)
 }
 
 template <typename T>
-static cudaError_t hf_tiles_encode(const hf_enc_args &a, cudaStream_t s)
+static cudaError_t hf_tiles_encode(const hf_enc_args &a, int sms, cudaStream_t s)
 {
     cudaError_t e = a.g.dim == 3   ? hf_quant_launch<T, 3>(a, s)
                     : a.g.dim == 2 ? hf_quant_launch<T, 2>(a, s)
                                    : hf_quant_launch<T, 1>(a, s);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess ||
+        (e = hzc_ip_launch_encode(&a.g, &a.Q, a.in, a.b.code, a.b.ip_u, a.b.ip_delta, a.b.plan,
+                                  sms, s)) != cudaSuccess)
         return e;
     e = cudaFuncSetAttribute(hf_token_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              HF_SMEM_TOKEN);
@@ -1487,7 +1480,8 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
         (e = cudaMemsetAsync(b->status, 0, (2 * g->ntiles + g->nsub) * sizeof(unsigned long long),
                              s)) !=
             cudaSuccess ||
-        (e = Q->is_f32 ? hf_tiles_encode<float>(a, s) : hf_tiles_encode<double>(a, s)) !=
+        (e = Q->is_f32 ? hf_tiles_encode<float>(a, sms, s)
+                       : hf_tiles_encode<double>(a, sms, s)) !=
             cudaSuccess ||
         (e = cudaFuncSetAttribute(hf_book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   HF_SMEM_BOOK)) != cudaSuccess)
@@ -1525,6 +1519,8 @@ cudaError_t hzc_huff_launch_decode(const hf_geom *g, const fl_quant *Q, const hf
     hf_dscan_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
     hf_decode_kernel<<<hf_sub_grid(g->nsub), HF_SUB_THREADS, HF_SMEM_TABLE, s>>>(a);
     hf_lists_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
+    if (L->order == HF_PRED_INTERP)
+        return hzc_ip_launch_decode(g, Q, L, in, delta, delta + g->n, out, sc, sms, s);
     if (Q->is_f32)
         hf_dtile_kernel<float><<<(unsigned)g->ntiles, HF_THREADS, HF_SMEM_DTILE, s>>>(a);
     else

@@ -8,6 +8,7 @@
 
 #include "fixed_common.h"
 #include "huff_common.h"
+#include "huff_interp.h"
 extern "C" {
 #include "fixed.h"
 #include "huff.h"
@@ -28,6 +29,7 @@ typedef struct hzc_scalars {
     unsigned int sum;               /* checksum sum (hz_sum) */
     unsigned int corrupt;           /* decoder: nonzero when the payload is invalid */
     unsigned int fill_seen;         /* statistics: some element is the fill value */
+    unsigned int pred;              /* Huffman encoder: the predictor the payload uses */
     int any;                        /* statistics: some value counted */
     double lo, hi;
 } hzc_scalars;
@@ -64,7 +66,11 @@ cudaError_t hzc_launch_decode(const fl_geom *g, const fl_quant *Q, const uint8_t
                               uint64_t len, void *out, unsigned long long *status,
                               hzc_scalars *sc, cudaStream_t s);
 
-/* ---- Huffman codec (huff_kernels.cu) ---- */
+/* ---- Huffman codec (huff_kernels.cu, huff_interp_kernels.cu) ---- */
+
+/* Markers in the quantisation codes the token kernel reads, outside every code's range. */
+#define HZC_CODE_FILL INT32_MIN
+#define HZC_CODE_VERBATIM (INT32_MIN + 1)
 
 /* The codebook of one form, built beside the others; hf_choose_kernel keeps the smallest. */
 typedef struct hzc_huff_cand {
@@ -79,7 +85,9 @@ typedef struct hzc_huff_cand {
 typedef struct hzc_huff_plan {
     unsigned long long ticket;             /* next tile of the token kernel's look-back */
     unsigned long long sub_ticket;         /* next sub-chunk of the write kernel's look-back */
-    unsigned long long cost[4];            /* per Lorenzo order, as huff_cpu.c's E.cost */
+    unsigned long long cost[4];            /* per Lorenzo order, as huff_cpu.c's cost */
+    unsigned long long cost_ip;            /* interpolation's cost, when tried */
+    unsigned pred;                         /* predictor: a Lorenzo order or HF_PRED_INTERP */
     unsigned long long n_out, n_verb;
     unsigned long long size;               /* payload bytes under the chosen form */
     unsigned long long bits;               /* stream bits under the chosen form */
@@ -97,6 +105,8 @@ typedef struct hzc_huff_plan {
 typedef struct hzc_huff_bufs {
     uint16_t *tok;                  /* n tokens, tile-major, readable up to 8 past n */
     int32_t *code;                  /* n quantisation codes or markers, tile-major */
+    int32_t *ip_u;                  /* n interpolation codes, raster order */
+    int32_t *ip_delta;              /* n interpolation deltas or markers, tile-major */
     uint32_t *out_pos;
     int32_t *out_delta;
     uint64_t kmax_out;
@@ -116,10 +126,23 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
                                    const void *in, const hzc_huff_bufs *b, hzc_scalars *sc,
                                    int sms, cudaStream_t s);
 
+/* The interpolation candidate (huff_interp.h), after the quantiser's pass: when the Lorenzo
+ * costs in plan say it is worth trying, its codes into u and its deltas and markers into delta,
+ * its cost into plan->cost_ip; then the predictor into plan->pred. */
+cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, const void *in,
+                                 const int32_t *lcode, int32_t *u, int32_t *delta,
+                                 hzc_huff_plan *plan, int sms, cudaStream_t s);
+
+/* Values from the deltas of an interpolated payload (outliers placed), u n int32 of scratch,
+ * then its verbatim values; a damaged delta sets sc->corrupt. */
+cudaError_t hzc_ip_launch_decode(const hf_geom *g, const fl_quant *Q, const hf_layout *L,
+                                 const uint8_t *in, const int32_t *delta, int32_t *u, void *out,
+                                 hzc_scalars *sc, int sms, cudaStream_t s);
+
 /* Decodes a payload of len bytes at the 4-aligned in, whose parts hf_parse located in L, with
- * the decoder table it built (table, device, 16-byte aligned). delta holds n int32 and is
- * 16-byte aligned; suboff holds nsub + 1 offsets. Any inconsistency sets sc->corrupt (zeroed by
- * the caller). */
+ * the decoder table it built (table, device, 16-byte aligned). delta holds n int32 (2n for
+ * interpolation, whose codes take the second half) and is 16-byte aligned; suboff holds
+ * nsub + 1 offsets. Any inconsistency sets sc->corrupt (zeroed by the caller). */
 cudaError_t hzc_huff_launch_decode(const hf_geom *g, const fl_quant *Q, const hf_layout *L,
                                    const uint8_t *in, uint64_t len, const uint16_t *table,
                                    int32_t *delta, uint64_t *suboff, void *out, hzc_scalars *sc,

@@ -173,6 +173,27 @@ static void newer_version(const sample *s)
     free(out);
 }
 
+/* Interpolation (predictor 0) exists from format version 2 on: the same payload behind a
+ * version 1 header is damage. */
+static void interpolation_needs_version_2(const sample *s)
+{
+    h5zgpu_info info;
+    tu_expect(h5zgpu_chunk_info(s->chunk, s->len, &info) == H5ZGPU_OK &&
+                  info.format_version == 2 && s->chunk[info.header_len + 9] == 0,
+              "%s: not a version 2 chunk with interpolation", s->name);
+    uint8_t *buf = malloc(s->len);
+    void *out = malloc(s->raw);
+    size_t n;
+    memcpy(buf, s->chunk, s->len);
+    buf[4] = 1;
+    tu_fix_checksum(buf, s->len);
+    h5zgpu_status st = h5zgpu_decompress(buf, s->len, out, s->raw, &n, NULL);
+    tu_expect(st == H5ZGPU_E_CORRUPT, "%s: interpolation behind a version 1 header -> %s",
+              s->name, h5zgpu_status_string(st));
+    free(buf);
+    free(out);
+}
+
 /* The test's own checksum (FORMAT.md's definition) must agree with the codec's. */
 static void checksum_matches_format(const sample *s)
 {
@@ -756,12 +777,18 @@ int main(void)
          .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_REL, .eb = 1e-3,
                .dtype = H5ZGPU_FLOAT32, .rank = 3, .dims = {4, 10, 30}, .has_fill = 1,
                .fill = -1e34, .radius = 16}},
+        {.name = "Huffman chunk, interpolation", .codec = 2, .pattern = TU_FIELD, .specials = 2,
+         .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_REL, .eb = 1e-2,
+               .dtype = H5ZGPU_FLOAT32, .rank = 3, .dims = {10, 20, 30}}},
     };
+    const size_t interpolated = 4;   /* the sample above */
     for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
         make_sample(&samples[i]);
         checksum_matches_format(&samples[i]);
         damage(&samples[i]);
         newer_version(&samples[i]);
+        if (i == interpolated)
+            interpolation_needs_version_2(&samples[i]);
         free(samples[i].chunk);
     }
     /* larger Huffman chunks for the field edits: three sub-chunks, outliers, verbatim values */

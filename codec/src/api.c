@@ -212,7 +212,7 @@ static const fl_quant *cpu_quant(hz_cpu_quant *c, const h5zgpu_params *p, const 
 static h5zgpu_status encode_one(const hz_target *t, unsigned codec, const fl_geom *g,
                                 const hf_geom *hg, const h5zgpu_params *p, hz_cpu_quant *cq,
                                 const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
-                                double *eb_abs, uint32_t *sum)
+                                double *eb_abs, uint32_t *sum, unsigned *version)
 {
     const int huff = codec == H5ZGPU_CODEC_HUFFMAN;
     h5zgpu_status st;
@@ -222,9 +222,11 @@ static h5zgpu_status encode_one(const hz_target *t, unsigned codec, const fl_geo
         int is_f32 = p->dtype == H5ZGPU_FLOAT32;
         st = huff ? hzc_huff_encode(hg, p->mode, p->eb, is_f32, hf_radius(p->radius),
                                     p->has_fill, fill_bits(p), in, 0, out, 0, 0, cap, len, eb_abs,
-                                    sum, &held, t->device, NULL)
+                                    sum, &held, version, t->device, NULL)
                   : hzc_fixed_encode(g, p->mode, p->eb, is_f32, p->has_fill, fill_bits(p), in, 0,
                                      out, 0, 0, cap, len, eb_abs, sum, &held, t->device, NULL);
+        if (!huff)
+            *version = 1;
         if (!fall_back(t, st))
             return st == H5ZGPU_E_DEVICE || st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL
                        ? st
@@ -240,6 +242,7 @@ static h5zgpu_status encode_one(const hz_target *t, unsigned codec, const fl_geo
     if (st == H5ZGPU_OK) {
         *eb_abs = Q->eb;
         *sum = hz_sum(out, *len);
+        *version = huff ? hf_payload_version(out) : 1;
     }
     return st;
 }
@@ -249,7 +252,7 @@ static h5zgpu_status encode_one(const hz_target *t, unsigned codec, const fl_geo
  * Huffman payload cannot hold, go to the fixed-length codec. */
 static h5zgpu_status encode(const hz_target *t, const h5zgpu_params *p, const void *in,
                             uint8_t *out, uint64_t cap, unsigned *codec, uint64_t *len,
-                            double *eb_abs, uint32_t *sum)
+                            double *eb_abs, uint32_t *sum, unsigned *version)
 {
     fl_geom fg;
     hf_geom hg;
@@ -261,7 +264,8 @@ static h5zgpu_status encode(const hz_target *t, const h5zgpu_params *p, const vo
     h5zgpu_status st = H5ZGPU_E_OUTPUT_TOO_SMALL;
     *codec = H5ZGPU_CODEC_FIXED;
     if (want_fixed)
-        st = encode_one(t, H5ZGPU_CODEC_FIXED, &fg, &hg, p, &cq, in, out, cap, len, eb_abs, sum);
+        st = encode_one(t, H5ZGPU_CODEC_FIXED, &fg, &hg, p, &cq, in, out, cap, len, eb_abs, sum,
+                        version);
     if (!want_huff || (st != H5ZGPU_OK && st != H5ZGPU_E_OUTPUT_TOO_SMALL))
         return st;
     uint64_t hcap = st == H5ZGPU_OK ? *len : cap; /* auto: Huffman must be strictly smaller */
@@ -271,8 +275,10 @@ static h5zgpu_status encode(const hz_target *t, const h5zgpu_params *p, const vo
     uint64_t hlen;
     double heb;
     uint32_t hsum;
+    unsigned hversion;
     h5zgpu_status hst = hcap ? encode_one(t, H5ZGPU_CODEC_HUFFMAN, &fg, &hg, p, &cq, in, hout,
-                                          hcap - (want_fixed ? 1 : 0), &hlen, &heb, &hsum)
+                                          hcap - (want_fixed ? 1 : 0), &hlen, &heb, &hsum,
+                                          &hversion)
                              : H5ZGPU_E_OUTPUT_TOO_SMALL;
     if (hst == H5ZGPU_OK) {
         if (hout != out)
@@ -281,6 +287,7 @@ static h5zgpu_status encode(const hz_target *t, const h5zgpu_params *p, const vo
         *len = hlen;
         *eb_abs = heb;
         *sum = hsum;
+        *version = hversion;
         st = H5ZGPU_OK;
     } else if (hst != H5ZGPU_E_OUTPUT_TOO_SMALL) {
         st = hst;
@@ -331,19 +338,21 @@ h5zgpu_status h5zgpu_compress(const h5zgpu_params *given, const void *in, void *
     if ((st = resolve(exec, &t)) != H5ZGPU_OK)
         return st;
 
-    hz_header h = {.version = H5ZGPU_FORMAT_VERSION, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
+    /* format version 2 only where the payload needs it, so version-1 readers read the rest */
+    hz_header h = {.version = 1, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
                    .flags = flags, .fill_bits = p->has_fill ? fill_bits(p) : 0,
                    .dtype = p->dtype, .mode = p->mode, .eb = p->eb};
     memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
     uint8_t *pay = (uint8_t *)out + hlen;
     uint32_t sum = 0;
-    st = encode(&t, p, in, pay, raw, &h.codec, &h.payload_len, &h.eb_abs, &sum);
+    st = encode(&t, p, in, pay, raw, &h.codec, &h.payload_len, &h.eb_abs, &sum, &h.version);
     /* did not shrink, or REL's range overflowed (float64 values near both -max and +max: every
      * block is raw, and a bound of inf could not be read back): stored as it came, behind the
      * same header */
     if (st == H5ZGPU_E_OUTPUT_TOO_SMALL ||
         (st == H5ZGPU_OK && (h.payload_len >= raw || !hz_is_finite(h.eb_abs)))) {
         h.codec = HZ_CODEC_RAW;
+        h.version = 1;
         h.eb_abs = 0;
         h.payload_len = raw;
         memcpy(pay, in, raw);
@@ -392,8 +401,9 @@ static h5zgpu_status decode_payload(const hz_target *t, const uint8_t *c, const 
     if (t->gpu) {
         uint32_t sum;
         int is_f32 = h->dtype == H5ZGPU_FLOAT32, has_fill = (h->flags & HZ_FLAG_FILL) != 0;
-        st = huff ? hzc_huff_decode(&hg, h->mode, h->eb_abs, is_f32, has_fill, h->fill_bits, pay,
-                                    0, h->payload_len, out, 0, &sum, t->device, NULL)
+        st = huff ? hzc_huff_decode(&hg, h->version, h->mode, h->eb_abs, is_f32, has_fill,
+                                    h->fill_bits, pay, 0, h->payload_len, out, 0, &sum,
+                                    t->device, NULL)
                   : hzc_fixed_decode(&g, h->mode, h->eb_abs, is_f32, has_fill, h->fill_bits, pay,
                                      0, h->payload_len, out, 0, &sum, t->device, NULL);
         if (st == H5ZGPU_OK)
@@ -409,7 +419,7 @@ static h5zgpu_status decode_payload(const hz_target *t, const uint8_t *c, const 
     fl_quant Q;
     quant_for_decode(&Q, h);
     if (huff)
-        return hf_decode_cpu(&hg, &Q, pay, h->payload_len, out);
+        return hf_decode_cpu(&hg, h->version, &Q, pay, h->payload_len, out);
     st = fl_decode_cpu(&g, &Q, pay, h->payload_len, out);
     if (st == H5ZGPU_E_CORRUPT)
         return hz_fail(st, "fixed-length payload is malformed (a length, code or offset is out of "
@@ -529,7 +539,8 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
     int huff_ok = hf_geom_init(&hg, p->rank, p->dims) == 0;
     int want_fixed = p->codec != H5ZGPU_CODEC_HUFFMAN || !huff_ok;
     int want_huff = p->codec != H5ZGPU_CODEC_FIXED && huff_ok;
-    hz_header h = {.version = H5ZGPU_FORMAT_VERSION, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
+    /* format version 2 only where the payload needs it, so version-1 readers read the rest */
+    hz_header h = {.version = 1, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
                    .dtype = p->dtype, .mode = p->mode, .eb = p->eb};
     memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
     uint32_t sum = 0;
@@ -548,13 +559,16 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
         uint64_t hplen;
         double heb;
         uint32_t hsum;
+        unsigned hversion;
         h5zgpu_status hst =
             hcap ? hzc_huff_encode(&hg, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32,
                                    hf_radius(p->radius), p->has_fill, fill_bits(p), d_in, 1, pay0,
-                                   1, fill_shift, hcap, &hplen, &heb, &hsum, &held, device, stream)
+                                   1, fill_shift, hcap, &hplen, &heb, &hsum, &held, &hversion,
+                                   device, stream)
                  : H5ZGPU_E_OUTPUT_TOO_SMALL;
         if (hst == H5ZGPU_OK) {
             h.codec = H5ZGPU_CODEC_HUFFMAN;
+            h.version = hversion;
             h.payload_len = hplen;
             h.eb_abs = heb;
             sum = hsum;
@@ -572,6 +586,7 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
     if (st == H5ZGPU_E_OUTPUT_TOO_SMALL ||
         (st == H5ZGPU_OK && (h.payload_len >= raw || !hz_is_finite(h.eb_abs)))) {
         h.codec = HZ_CODEC_RAW;
+        h.version = 1;
         h.eb_abs = 0;
         h.payload_len = raw;
         st = hzc_copy(pay, 1, d_in, 1, raw, device, stream);
@@ -628,7 +643,7 @@ h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_
         hf_geom hg;
         st = hf_geom_init(&hg, h.rank, h.dims) != 0
                  ? hz_fail(H5ZGPU_E_CORRUPT, "Huffman chunk of 2^32 elements or more")
-                 : hzc_huff_decode(&hg, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
+                 : hzc_huff_decode(&hg, h.version, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
                                    (h.flags & HZ_FLAG_FILL) != 0, h.fill_bits, pay, 1,
                                    h.payload_len, d_out, 1, &sum, device, stream);
         if (st == H5ZGPU_OK)

@@ -45,11 +45,12 @@ h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, double eb, int
                               unsigned radius, int has_fill, uint64_t fill_bits, const void *in,
                               int in_dev, uint8_t *out, int out_dev, uint64_t fill_shift,
                               uint64_t cap, uint64_t *len, double *eb_abs, uint32_t *sum,
-                              int *held_fill, int device, void *stream);
+                              int *held_fill, unsigned *version, int device, void *stream);
 
 /* Decodes a Huffman payload of len bytes as hf_decode_cpu does, rejecting what it rejects
  * (H5ZGPU_E_CORRUPT); arguments as hzc_fixed_decode. */
-h5zgpu_status hzc_huff_decode(const hf_geom *g, h5zgpu_mode mode, double eb_abs, int is_f32,
+h5zgpu_status hzc_huff_decode(const hf_geom *g, unsigned version, h5zgpu_mode mode,
+                              double eb_abs, int is_f32,
                               int has_fill, uint64_t fill_bits, const uint8_t *in, int in_dev,
                               uint64_t len, void *out, int out_dev, uint32_t *sum, int device,
                               void *stream);

@@ -84,20 +84,27 @@ HZ_HD double fl_exp2lin(double v)
     return ldexp(hz_add(1.0, hz_sub(v, e)), (int)e);
 }
 
-/* Reconstruction of quantisation code q, rounded to the element type. */
-HZ_HD double fl_reconstruct(const fl_quant *Q, int64_t q)
+/* Reconstruction of a code c in quantisation steps, rounded to the element type: an integer q
+ * for dual quantisation, or a fixed-point one for the Huffman codec's interpolation. */
+HZ_HD double fl_reconstruct_at(const fl_quant *Q, double c)
 {
     double r;
     if (!Q->pwrel) {
-        r = hz_add(Q->base, hz_mul((double)q, Q->twoeb));
-    } else if (q == 0) {
+        r = hz_add(Q->base, hz_mul(c, Q->twoeb));
+    } else if (c == 0.0) {
         r = 0.0;
     } else {
-        double t = hz_mul((double)q, Q->twoeb);
+        double t = hz_mul(c, Q->twoeb);
         double mag = fl_exp2lin(hz_add(hz_sub(t < 0 ? -t : t, 1.0), Q->base));
         r = t < 0 ? -mag : mag;
     }
     return Q->is_f32 ? hz_to_f32(r) : r;
+}
+
+/* Reconstruction of quantisation code q. */
+HZ_HD double fl_reconstruct(const fl_quant *Q, int64_t q)
+{
+    return fl_reconstruct_at(Q, (double)q);
 }
 
 /* Quantises x; returns 0 when the value cannot be coded within the bound (NaN, Inf, past the

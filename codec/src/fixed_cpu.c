@@ -1,5 +1,6 @@
 /* Fixed-length codec, CPU reference. Tiles are independent until their offsets are summed, so
  * both directions run as: per tile in parallel, prefix sum, per tile in parallel. */
+#include "elements.h"
 #include "fixed.h"
 
 #include "parallel.h"
@@ -71,23 +72,6 @@ void fl_quant_init(fl_quant *Q, h5zgpu_mode mode, double eb, int is_f32, int any
     Q->inv2eb = Q->eb > 0 ? 1.0 / Q->twoeb : 0.0;
 }
 
-/* Element i as a double, and its bits. */
-static double element(const void *in, int is_f32, uint64_t i, uint64_t *bits)
-{
-    if (is_f32) {
-        float f;
-        uint32_t u;
-        memcpy(&f, (const uint8_t *)in + 4 * i, 4);
-        memcpy(&u, &f, 4);
-        *bits = u;
-        return (double)f;
-    }
-    double d;
-    memcpy(&d, (const uint8_t *)in + 8 * i, 8);
-    memcpy(bits, &d, 8);
-    return d;
-}
-
 void fl_stats_cpu(const void *in, uint64_t n, const fl_quant *fill, h5zgpu_mode mode, int *any,
                   double *lo, double *hi)
 {
@@ -95,7 +79,7 @@ void fl_stats_cpu(const void *in, uint64_t n, const fl_quant *fill, h5zgpu_mode 
     int seen = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t bits;
-        double v = element(in, fill->is_f32, i, &bits);
+        double v = hz_element(in, fill->is_f32, i, &bits);
         if (!hz_is_finite(v) || fl_is_fill(fill, bits))
             continue;
         if (mode == H5ZGPU_MODE_PWREL) {
@@ -141,7 +125,7 @@ static void load_block(const fl_geom *g, const fl_quant *Q, const void *in, uint
                 if (!k->valid[e])
                     continue;
                 uint64_t bits;
-                double v = element(in, Q->is_f32, ((z0 + z) * g->ny + y0 + y) * g->nx + x0 + x,
+                double v = hz_element(in, Q->is_f32, ((z0 + z) * g->ny + y0 + y) * g->nx + x0 + x,
                                    &bits);
                 k->nvalid++;
                 if (fl_is_fill(Q, bits)) {
@@ -505,15 +489,6 @@ static h5zgpu_status read_block(const uint8_t *p, unsigned hdr, int64_t r[FL_BLO
     return H5ZGPU_OK;
 }
 
-static void put_fill(const fl_quant *Q, void *out, uint64_t idx)
-{
-    if (Q->is_f32) {
-        uint32_t u = (uint32_t)Q->fill_bits;
-        memcpy((uint8_t *)out + 4 * idx, &u, 4);
-    } else {
-        memcpy((uint8_t *)out + 8 * idx, &Q->fill_bits, 8);
-    }
-}
 
 static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t,
                                  const tile_sum *ts, const uint8_t *h, const uint8_t *p,
@@ -569,7 +544,7 @@ static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t
                 continue;
             uint64_t idx = (z * g->ny + y) * g->nx + x;
             if (fill >> e & 1u) {
-                put_fill(Q, out, idx);
+                hz_put_element(out, Q->is_f32, idx, Q->fill_bits);
             } else {
                 double v = fl_reconstruct(Q, q[e]);
                 if (Q->is_f32)

@@ -21,10 +21,39 @@ unsigned hf_radius(unsigned asked);
 h5zgpu_status hf_encode_cpu(const hf_geom *g, const fl_quant *Q, unsigned radius, const void *in,
                             uint8_t *out, uint64_t cap, uint64_t *len);
 
-/* Decodes a payload of exactly len bytes; every count, code, length and position is checked
- * before use (H5ZGPU_E_CORRUPT). Q supplies eb_abs, the mode and fill from the chunk header. */
-h5zgpu_status hf_decode_cpu(const hf_geom *g, fl_quant *Q, const uint8_t *in, uint64_t len,
-                            void *out);
+/* The chunk format version a Huffman payload needs: 2 when it uses interpolation, else 1. */
+static inline unsigned hf_payload_version(const uint8_t *payload)
+{
+    return payload[9] == 0u ? 2u : 1u;
+}
+
+/* Decodes a payload of exactly len bytes from a chunk of the given format version (version 2
+ * may use interpolation); every count, code, length and position is checked before use
+ * (H5ZGPU_E_CORRUPT). Q supplies eb_abs, the mode and fill from the chunk header. */
+h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, fl_quant *Q, const uint8_t *in,
+                            uint64_t len, void *out);
+
+/* Deltas the decoder marks before it places outliers: a fill token, and an escape token still
+ * waiting for its outlier. */
+#define HF_MARK_FILL INT32_MIN
+#define HF_MARK_ESCAPE (INT32_MIN + 1)
+
+/* Inverts Lorenzo of an order over an ez x ey x ex raster of deltas by partial sums, in place
+ * and in wrapping arithmetic (damaged input stays defined). */
+void hf_partial_sums(int32_t *d, unsigned order, uint64_t ez, uint64_t ey, uint64_t ex);
+
+/* The interpolation predictor (huff_interp.h) over the whole chunk: each element's delta and
+ * kind (0 coded, 1 fill, 2 verbatim) at its tile-major position, as dual quantisation leaves
+ * them for the Lorenzo orders, whose kinds lkind are. Returns the cost to compare with the
+ * orders' (UINT64_MAX when out of memory). */
+uint64_t hf_ip_encode_cpu(const hf_geom *g, const fl_quant *Q, const void *in,
+                          const uint8_t *lkind, int32_t *delta, uint8_t *kind);
+
+/* Every element's value from its tile-major deltas (outliers placed, fill tokens
+ * HF_MARK_FILL); verbatim values are left to the caller. H5ZGPU_E_CORRUPT when an escape has
+ * no outlier or a code leaves the interpolation's range. */
+h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const fl_quant *Q, const int32_t *delta,
+                               void *out);
 
 /* The parts of a Huffman payload, located from its fixed part and codebook (the first avail
  * bytes, at most HF_HEAD_MAX are read) and its length: the host side of either decoder. The
@@ -39,7 +68,7 @@ typedef struct hf_layout {
         off_verb_val;
 } hf_layout;
 
-h5zgpu_status hf_parse(const hf_geom *g, unsigned esize, const uint8_t *in, uint64_t avail,
-                       uint64_t len, hf_layout *L, uint16_t *table);
+h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const uint8_t *in,
+                       uint64_t avail, uint64_t len, hf_layout *L, uint16_t *table);
 
 #endif

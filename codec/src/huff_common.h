@@ -95,6 +95,16 @@ HZ_HD int64_t hf_lorenzo(const int32_t *p, unsigned order, unsigned ey, unsigned
     return s;
 }
 
+/* The Lorenzo order with the smallest cost (cost[o] for order o = 1..dim), ties to the higher. */
+HZ_HD unsigned hf_best_order(const unsigned long long *cost, unsigned dim)
+{
+    unsigned order = dim;
+    for (unsigned o = dim - 1; o >= 1; o--)
+        if (cost[o] < cost[order])
+            order = o;
+    return order;
+}
+
 /* Token of a delta: 2 + zigzag(d) when that is below 2R, else the escape. */
 HZ_HD unsigned hf_delta_token(int64_t d, unsigned R)
 {

@@ -2,17 +2,17 @@
  * quantiser, then integer Lorenzo deltas inside tiles), one token per delta, a histogram, a
  * length-limited canonical codebook and a bit stream in sub-chunks; where the commonest token
  * dominates, its runs become run tokens (cuSZ+'s run-length path). Decoding reverses it with
- * partial sums. docs/FORMAT.md, "Huffman payload". */
+ * partial sums; interpolation (huff_interp.c) may replace Lorenzo. docs/FORMAT.md, "Huffman
+ * payload". */
 #include "huff.h"
 
+#include "elements.h"
 #include "error.h"
+#include "huff_interp.h"
 #include "parallel.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define HF_MARK_FILL INT32_MIN          /* decoded delta of a fill token */
-#define HF_MARK_ESCAPE (INT32_MIN + 1)  /* decoded delta awaiting its outlier */
 
 int hf_geom_init(hf_geom *g, unsigned rank, const uint64_t *dims)
 {
@@ -41,22 +41,6 @@ int hf_geom_init(hf_geom *g, unsigned rank, const uint64_t *dims)
 unsigned hf_radius(unsigned asked)
 {
     return asked == 0 ? HF_RADIUS_DEFAULT : asked;
-}
-
-static double element(const void *in, int is_f32, uint64_t i, uint64_t *bits)
-{
-    if (is_f32) {
-        float f;
-        uint32_t u;
-        memcpy(&u, (const uint8_t *)in + 4 * i, 4);
-        memcpy(&f, &u, 4);
-        *bits = u;
-        return (double)f;
-    }
-    double d;
-    memcpy(bits, (const uint8_t *)in + 8 * i, 8);
-    memcpy(&d, bits, 8);
-    return d;
 }
 
 /* ---- encoder ------------------------------------------------------------------------------ */
@@ -107,7 +91,7 @@ static void quantise_task(void *ctx, uint64_t t)
     uint64_t tn = (uint64_t)T.ez * T.ey * T.ex, *cost = E->tile_cost + 4 * t;
     for (uint64_t e = 0; e < tn; e++) {
         uint64_t bits;
-        double v = element(E->in, E->Q->is_f32, chunk_index(g, &T, e), &bits);
+        double v = hz_element(E->in, E->Q->is_f32, chunk_index(g, &T, e), &bits);
         int64_t q;
         p[e] = 0;
         if (fl_is_fill(E->Q, bits)) {
@@ -134,7 +118,7 @@ static unsigned token_at(const hf_enc *E, const hf_tile *T, uint64_t e, int64_t 
     const int32_t *p = E->p + T->start;
     unsigned x = (unsigned)(e % T->ex), y = (unsigned)(e / T->ex % T->ey);
     unsigned z = (unsigned)(e / T->ex / T->ey);
-    *d = hf_lorenzo(p, E->order, T->ey, T->ex, z, y, x, e);
+    *d = E->order == HF_PRED_INTERP ? p[e] : hf_lorenzo(p, E->order, T->ey, T->ex, z, y, x, e);
     return E->kind[T->start + e] == 1 && *d == 0 ? HF_TOK_FILL : hf_delta_token(*d, E->R);
 }
 
@@ -174,7 +158,7 @@ static void lists_task(void *ctx, uint64_t t)
             hz_put_u32(E->out_delta + 4 * ko++, (uint32_t)(int32_t)d);
         }
         if (E->kind[pos] != 0 && tk != HF_TOK_FILL) {
-            element(E->in, E->Q->is_f32, chunk_index(E->g, &T, e), &bits);
+            hz_element(E->in, E->Q->is_f32, chunk_index(E->g, &T, e), &bits);
             hz_put_u32(E->verb_pos + 4 * kv, (uint32_t)pos);
             if (esize == 4)
                 hz_put_u32(E->verb_val + 4 * kv++, (uint32_t)bits);
@@ -331,6 +315,35 @@ static uint64_t exclusive_sum(uint64_t *v, uint64_t n)
     return run;
 }
 
+/* Interpolation replaces the chosen Lorenzo order when its cost is enough lower: its deltas
+ * and kinds then take the place of the quantisation codes (docs/FORMAT.md, "Interpolation"). */
+static h5zgpu_status try_interpolation(hf_enc *E, uint64_t lorenzo_cost)
+{
+    const hf_geom *g = E->g;
+    int32_t *delta = malloc(g->n * sizeof *delta);
+    uint8_t *kind = malloc(g->n);
+    uint64_t cost = delta && kind ? hf_ip_encode_cpu(g, E->Q, E->in, E->kind, delta, kind)
+                                  : UINT64_MAX;
+    if (cost == UINT64_MAX) {
+        free(delta);
+        free(kind);
+        return hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
+                       (unsigned long long)g->n);
+    }
+    if (hf_ip_wins(cost, lorenzo_cost)) {
+        int32_t *p = E->p;
+        uint8_t *k = E->kind;
+        E->p = delta;
+        E->kind = kind;
+        E->order = HF_PRED_INTERP;
+        delta = p;
+        kind = k;
+    }
+    free(delta);
+    free(kind);
+    return H5ZGPU_OK;
+}
+
 h5zgpu_status hf_encode_cpu(const hf_geom *g, const fl_quant *Q, unsigned radius, const void *in,
                             uint8_t *out, uint64_t cap, uint64_t *len)
 {
@@ -354,14 +367,14 @@ h5zgpu_status hf_encode_cpu(const hf_geom *g, const fl_quant *Q, unsigned radius
         goto done;
     }
     hz_parallel_for(g->ntiles, quantise_task, &E);
-    uint64_t cost[4] = {0};
+    unsigned long long cost[4] = {0};
     for (uint64_t t = 0; t < g->ntiles; t++)
         for (unsigned o = 1; o <= g->dim; o++)
             cost[o] += E.tile_cost[4 * t + o];
-    E.order = g->dim; /* the cheapest order; ties to the higher */
-    for (unsigned o = g->dim - 1; o >= 1; o--)
-        if (cost[o] < cost[E.order])
-            E.order = o;
+    E.order = hf_best_order(cost, g->dim);
+    if (hf_ip_worth_trying(cost[E.order], n) &&
+        (st = try_interpolation(&E, cost[E.order])) != H5ZGPU_OK)
+        goto done;
     hz_parallel_for(g->ntiles, tokenise_task, &E);
     uint64_t n_out = exclusive_sum(E.tile_out, g->ntiles);
     uint64_t n_verb = exclusive_sum(E.tile_verb, g->ntiles);
@@ -456,8 +469,8 @@ static h5zgpu_status corrupt(const char *what)
     return hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed: %s", what);
 }
 
-h5zgpu_status hf_parse(const hf_geom *g, unsigned esize, const uint8_t *in, uint64_t avail,
-                       uint64_t len, hf_layout *L, uint16_t *table)
+h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const uint8_t *in,
+                       uint64_t avail, uint64_t len, hf_layout *L, uint16_t *table)
 {
     uint8_t lens[HF_MAX_SYMS];
     uint16_t code[HF_MAX_SYMS];
@@ -474,8 +487,9 @@ h5zgpu_status hf_parse(const hf_geom *g, unsigned esize, const uint8_t *in, uint
     L->order = in[9];
     if (L->form > HF_FORM_PAIRS || hz_get_u16(in + 14))
         return corrupt("unknown form or reserved bytes set");
-    if (L->order < 1 || L->order > g->dim)
-        return corrupt("Lorenzo order outside 1..the chunk's dimensionality");
+    if (L->order == HF_PRED_INTERP ? version < 2 : L->order > g->dim)
+        return corrupt("predictor neither interpolation (format version 2) nor a Lorenzo order "
+                       "of the chunk's dimensionality");
     if (L->radius < 2 || L->radius > HF_RADIUS_MAX)
         return corrupt("radius outside 2..1024");
     if (L->form == HF_FORM_RUNS ? L->run_token >= 2 * L->radius : L->run_token != 0)
@@ -571,50 +585,26 @@ static int decode_sub(const hf_geom *g, const hf_layout *L, const uint16_t *tabl
 /* Partial sums give a tile's codes from its deltas (the inverse of Lorenzo): along the tile's
  * raster sequence for order 1, along x and y for order 2, and along z too for order 3.
  * Wrapping arithmetic keeps damaged input defined. */
-static void partial_sums(int32_t *d, unsigned order, unsigned ez, unsigned ey, unsigned ex)
+void hf_partial_sums(int32_t *d, unsigned order, uint64_t ez, uint64_t ey, uint64_t ex)
 {
     uint32_t *u = (uint32_t *)d;
-    uint64_t plane = (uint64_t)ey * ex, tn = ez * plane;
+    uint64_t plane = ey * ex, tn = ez * plane;
     if (order == 1) {
         for (uint64_t e = 1; e < tn; e++)
             u[e] += u[e - 1];
         return;
     }
-    for (uint64_t r = 0; r < (uint64_t)ez * ey; r++)
-        for (unsigned x = 1; x < ex; x++)
+    for (uint64_t r = 0; r < ez * ey; r++)
+        for (uint64_t x = 1; x < ex; x++)
             u[r * ex + x] += u[r * ex + x - 1];
-    for (unsigned z = 0; z < ez; z++)
-        for (unsigned y = 1; y < ey; y++)
-            for (unsigned x = 0; x < ex; x++)
-                u[z * plane + (uint64_t)y * ex + x] += u[z * plane + (uint64_t)(y - 1) * ex + x];
+    for (uint64_t z = 0; z < ez; z++)
+        for (uint64_t y = 1; y < ey; y++)
+            for (uint64_t x = 0; x < ex; x++)
+                u[z * plane + y * ex + x] += u[z * plane + (y - 1) * ex + x];
     if (order == 3)
-        for (unsigned z = 1; z < ez; z++)
+        for (uint64_t z = 1; z < ez; z++)
             for (uint64_t k = 0; k < plane; k++)
                 u[z * plane + k] += u[(z - 1) * plane + k];
-}
-
-static void put_element(void *out, int is_f32, uint64_t i, uint64_t bits)
-{
-    if (is_f32) {
-        uint32_t w = (uint32_t)bits;
-        memcpy((uint8_t *)out + 4 * i, &w, 4);
-    } else {
-        memcpy((uint8_t *)out + 8 * i, &bits, 8);
-    }
-}
-
-static uint64_t value_bits(double v, int is_f32)
-{
-    uint64_t b = 0;
-    if (is_f32) {
-        float f = (float)v;
-        uint32_t w;
-        memcpy(&w, &f, 4);
-        b = w;
-    } else {
-        memcpy(&b, &v, 8);
-    }
-    return b;
 }
 
 /* One decoding; its tasks run over sub-chunks and tiles. */
@@ -673,23 +663,23 @@ static void tile_task(void *ctx, uint64_t t)
         if (fill[e])
             d[e] = 0;
     }
-    partial_sums(d, D->L->order, T.ez, T.ey, T.ex);
+    hf_partial_sums(d, D->L->order, T.ez, T.ey, T.ex);
     for (uint64_t e = 0; e < tn; e++) {
-        uint64_t bits = fill[e] ? Q->fill_bits : value_bits(fl_reconstruct(Q, d[e]), Q->is_f32);
-        put_element(D->out, Q->is_f32, chunk_index(D->g, &T, e), bits);
+        uint64_t bits = fill[e] ? Q->fill_bits : hz_value_bits(fl_reconstruct(Q, d[e]), Q->is_f32);
+        hz_put_element(D->out, Q->is_f32, chunk_index(D->g, &T, e), bits);
     }
     for (uint64_t v = first_verbatim(D, T.start); v < D->L->n_verb; v++) {
         uint64_t pos = hz_get_u32(D->in + D->L->off_verb_pos + 4 * v);
         if (pos >= T.start + tn)
             break;
         const uint8_t *b = D->in + D->L->off_verb_val + esize * v;
-        put_element(D->out, Q->is_f32, chunk_index(D->g, &T, pos - T.start),
+        hz_put_element(D->out, Q->is_f32, chunk_index(D->g, &T, pos - T.start),
                     esize == 4 ? hz_get_u32(b) : hz_get_u64(b));
     }
 }
 
-h5zgpu_status hf_decode_cpu(const hf_geom *g, fl_quant *Q, const uint8_t *in, uint64_t len,
-                            void *out)
+h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, fl_quant *Q, const uint8_t *in,
+                            uint64_t len, void *out)
 {
     const unsigned esize = Q->is_f32 ? 4u : 8u;
     hf_layout L;
@@ -703,7 +693,7 @@ h5zgpu_status hf_decode_cpu(const hf_geom *g, fl_quant *Q, const uint8_t *in, ui
                      (unsigned long long)g->n);
         goto done;
     }
-    if ((st = hf_parse(g, esize, in, len, len, &L, table)) != H5ZGPU_OK)
+    if ((st = hf_parse(g, version, esize, in, len, len, &L, table)) != H5ZGPU_OK)
         goto done;
     Q->base = L.base;
     D.stream = in + L.off_stream;
@@ -749,9 +739,25 @@ h5zgpu_status hf_decode_cpu(const hf_geom *g, fl_quant *Q, const uint8_t *in, ui
         }
         D.delta[pos] = d;
     }
-    hz_parallel_for(g->ntiles, tile_task, &D);
-    if (D.bad)
-        st = corrupt("an escape token has no outlier");
+    if (L.order != HF_PRED_INTERP) {
+        hz_parallel_for(g->ntiles, tile_task, &D);
+        if (D.bad)
+            st = corrupt("an escape token has no outlier");
+        goto done;
+    }
+    if ((st = hf_ip_decode_cpu(g, Q, D.delta, out)) != H5ZGPU_OK) {
+        if (st == H5ZGPU_E_CORRUPT)
+            st = corrupt("an escape token has no outlier, or a code leaves the interpolation's "
+                         "range");
+        goto done;
+    }
+    for (uint64_t v = 0; v < L.n_verb; v++) {
+        uint64_t pos = hz_get_u32(in + L.off_verb_pos + 4 * v), x, y, z;
+        const uint8_t *b = in + L.off_verb_val + esize * v;
+        hf_tile_coords(g, pos, &z, &y, &x);
+        hz_put_element(out, Q->is_f32, (z * g->ny + y) * g->nx + x,
+                       esize == 4 ? hz_get_u32(b) : hz_get_u64(b));
+    }
 done:
     free(table);
     free(D.delta);

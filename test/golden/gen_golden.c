@@ -1,6 +1,7 @@
-/* Writes the golden chunks and expected.txt into a directory (test/golden/ in the source tree):
+/* Writes the golden chunks of new cases into a directory (test/golden/ in the source tree) and
+ * appends their hashes to expected.txt:
  *   gen_golden DIR
- * Run only to add a case; the chunks of existing cases must never change. */
+ * A case whose chunk exists is left alone: the chunks of existing cases never change. */
 #include "cases.h"
 
 #include <stdlib.h>
@@ -13,15 +14,22 @@ int main(int argc, char **argv)
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", argv[1], GOLDEN_EXPECTED);
-    FILE *list = fopen(path, "w");
+    FILE *list = fopen(path, "a");
     if (!list) {
         perror(path);
         return 1;
     }
-    fprintf(list, "# name input-fnv1a64 decoded-fnv1a64 (made by gen_golden.c)\n");
+    if (ftell(list) == 0)
+        fprintf(list, "# name input-fnv1a64 decoded-fnv1a64 (made by gen_golden.c)\n");
     int rc = 0;
     for (size_t i = 0; i < golden_count && rc == 0; i++) {
         const golden_case *c = &golden_cases[i];
+        snprintf(path, sizeof path, "%s/%s.h5zg", argv[1], c->name);
+        FILE *old = fopen(path, "rb");
+        if (old) {
+            fclose(old);
+            continue;
+        }
         size_t n = (size_t)tu_count(&c->params), raw = n * tu_esize(c->params.dtype);
         size_t cap = h5zgpu_compress_bound(&c->params), len = 0, outlen = 0;
         void *in = malloc(raw), *back = malloc(raw), *chunk = malloc(cap);
@@ -32,7 +40,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: %s\n", c->name, h5zgpu_last_error());
             rc = 1;
         } else {
-            snprintf(path, sizeof path, "%s/%s.h5zg", argv[1], c->name);
             FILE *f = fopen(path, "wb");
             if (!f || fwrite(chunk, 1, len, f) != len || fclose(f) != 0) {
                 perror(path);

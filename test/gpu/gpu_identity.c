@@ -4,8 +4,9 @@
  * refuse alike without a crash. The synthetic cases cover 1-D to 4-D shapes with partial blocks
  * and tiles of both codecs, tiny chunks (1 element, one Huffman sub-chunk + 1), float32 and
  * float64, ABS/REL/PWREL, NaN/Inf, fill layouts, and Huffman radii 2 to 1024; a tally then
- * requires that the Huffman chunks used every Lorenzo order, all three forms and every radius,
- * and that auto chose each codec somewhere, so new inputs cannot quietly lose that coverage.
+ * requires that the Huffman chunks used interpolation and every Lorenzo order, all three forms
+ * and every radius, and that auto chose each codec somewhere, so new inputs cannot quietly lose
+ * that coverage.
  *
  * usage: gpu_identity [--small] [--codecs LIST] [FILE.f32 Z,Y,X]...
  *   --codecs 1,2,0   the codecs to check, in this order (default all three)
@@ -28,7 +29,8 @@
 #define SMALL_EVERY 8
 /* h5zgpu.h: radius 0 means this one */
 #define DEFAULT_RADIUS 512u
-/* docs/FORMAT.md, Huffman payload: form at byte 8, Lorenzo order at 9, radius (u16) at 10; the
+/* docs/FORMAT.md, Huffman payload: form at byte 8, predictor at 9 (0 interpolation, else the
+ * Lorenzo order), radius (u16) at 10; the
  * fixed part and the codebook's m end at byte 26 */
 #define HUFF_FORM 8
 #define HUFF_ORDER 9
@@ -162,7 +164,7 @@ static void check_written(const char *name, const h5zgpu_params *p, const uint8_
     unsigned R = pay[HUFF_RADIUS] | (unsigned)pay[HUFF_RADIUS + 1] << 8;
     unsigned want = p->radius ? p->radius : DEFAULT_RADIUS;
     tu_expect(R == want, "%s: radius %u written, %u asked for", name, R, want);
-    if (pay[HUFF_ORDER] >= 1 && pay[HUFF_ORDER] <= 3)
+    if (pay[HUFF_ORDER] <= 3)   /* 0: interpolation */
         seen.order[pay[HUFF_ORDER]]++;
     if (pay[HUFF_FORM] <= 2)
         seen.form[pay[HUFF_FORM]]++;
@@ -514,18 +516,19 @@ static void coverage(void)
         huff |= codecs[ci] != H5ZGPU_CODEC_FIXED;
         autoc |= codecs[ci] == H5ZGPU_CODEC_AUTO;
     }
-    printf("gpu_identity: chunks written raw %d, fixed %d, Huffman %d; Huffman by Lorenzo order "
-           "1/2/3: %d/%d/%d, by form 0/1/2: %d/%d/%d, by radius",
-           seen.written[0], seen.written[1], seen.written[2], seen.order[1], seen.order[2],
-           seen.order[3], seen.form[0], seen.form[1], seen.form[2]);
+    printf("gpu_identity: chunks written raw %d, fixed %d, Huffman %d; Huffman by predictor "
+           "interpolation/Lorenzo 1/2/3: %d/%d/%d/%d, by form 0/1/2: %d/%d/%d, by radius",
+           seen.written[0], seen.written[1], seen.written[2], seen.order[0], seen.order[1],
+           seen.order[2], seen.order[3], seen.form[0], seen.form[1], seen.form[2]);
     for (size_t k = 0; k < NWRITTEN_RADII; k++)
         printf(" %u: %d", written_radii[k], seen.radius[k]);
     printf("; auto chose raw %d, fixed %d, Huffman %d\n", seen.auto_chose[0], seen.auto_chose[1],
            seen.auto_chose[2]);
     if (!huff)
         return;
-    for (unsigned o = 1; o <= 3; o++)
-        tu_expect(seen.order[o] > 0, "coverage: no Huffman chunk used Lorenzo order %u", o);
+    for (unsigned o = 0; o <= 3; o++)
+        tu_expect(seen.order[o] > 0, "coverage: no Huffman chunk used predictor %u "
+                  "(0 interpolation, else a Lorenzo order)", o);
     for (unsigned f = 0; f <= 2; f++)
         tu_expect(seen.form[f] > 0, "coverage: no Huffman chunk used form %u", f);
     for (size_t k = 0; k < NWRITTEN_RADII; k++)

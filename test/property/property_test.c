@@ -467,7 +467,12 @@ static void run_case(const run_cfg *c, uint64_t k)
     double want_eb_abs = hc_expected_eb_abs(&p, info.codec, &range);
     /* FORMAT.md: the fill flag and the 8 bytes of the fill value only when fill elements occur */
     int want_fill = range.nfill > 0;
-    if (info.format_version != H5ZGPU_FORMAT_VERSION || info.dtype != p.dtype ||
+    /* FORMAT.md: version 2 exactly when a Huffman payload uses interpolation (byte 9 is 0) */
+    unsigned want_version =
+        info.codec == H5ZGPU_CODEC_HUFFMAN && ((const uint8_t *)chunk)[info.header_len + 9] == 0
+            ? 2u
+            : 1u;
+    if (info.format_version != want_version || info.dtype != p.dtype ||
         info.mode != p.mode || info.rank != p.rank ||
         memcmp(info.dims, p.dims, sizeof(uint64_t) * p.rank) != 0 || info.eb != p.eb ||
         info.eb_abs != want_eb_abs || !info.has_fill != !want_fill ||

@@ -1,0 +1,157 @@
+/* The Huffman codec's interpolation predictor on the CPU (huff_interp.h; docs/FORMAT.md,
+ * "Interpolation"). The passes run one after another; each pass's elements, which depend only
+ * on earlier passes, run in parallel by rows. */
+#include "huff.h"
+
+#include "elements.h"
+#include "huff_interp.h"
+#include "parallel.h"
+
+#include <stdlib.h>
+
+typedef struct ip_run {
+    const hf_geom *g;
+    const fl_quant *Q;
+    const void *in;
+    int32_t *u;             /* reconstructed codes, chunk raster order */
+    int32_t *delta;         /* tile-major deltas (encoder: written; decoder: read) */
+    uint8_t *kind;          /* encoder: tile-major, 0 coded, 1 fill, 2 verbatim */
+    const uint8_t *lkind;   /* encoder: the kinds dual quantisation gave */
+    void *out;              /* decoder */
+    hf_ip_pass P;
+    uint64_t cost;          /* encoder: as the Lorenzo orders' cost, plus verbatim values */
+    int bad;                /* decoder */
+} ip_run;
+
+/* A value the interpolation stores verbatim where dual quantisation codes it costs its
+ * position and value, in bits. */
+static uint64_t verbatim_cost(const fl_quant *Q)
+{
+    return Q->is_f32 ? 64u : 96u;
+}
+
+/* The prediction of the element at chunk coordinates c, raster index i, in pass C->P. */
+static int32_t predict_at(const ip_run *C, const uint64_t c[3], uint64_t i)
+{
+    const hf_geom *g = C->g;
+    const uint64_t n[3] = {g->nz, g->ny, g->nx}, stride[3] = {g->ny * g->nx, g->nx, 1};
+    const unsigned a = C->P.axis;
+    const uint64_t h = C->P.h, s = h * stride[a];
+    const unsigned reach = hf_ip_reach(c[a], h, n[a]);
+    const int32_t *u = C->u;
+    return hf_ip_predict(reach, reach & HF_IP_M3 ? u[i - 3 * s] : 0, u[i - s],
+                         reach & HF_IP_P1 ? u[i + s] : 0, reach & HF_IP_P3 ? u[i + 3 * s] : 0);
+}
+
+/* Codes the element at c, raster index i, against pred; returns its cost. */
+static uint64_t code_element(ip_run *C, const uint64_t c[3], uint64_t i, int32_t pred)
+{
+    const uint64_t pos = hf_tile_pos(C->g, c[0], c[1], c[2]);
+    uint64_t bits;
+    int32_t k = 0, u = pred;
+    double v = hz_element(C->in, C->Q->is_f32, i, &bits);
+    if (fl_is_fill(C->Q, bits))
+        C->kind[pos] = 1;
+    else if (hf_ip_quantize(C->Q, v, pred, &k, &u))
+        C->kind[pos] = 0;
+    else
+        C->kind[pos] = 2;
+    C->u[i] = u;
+    C->delta[pos] = k;
+    return fl_bitlen(fl_zigzag(k)) +
+           (C->kind[pos] == 2 && C->lkind[pos] == 0 ? verbatim_cost(C->Q) : 0);
+}
+
+/* Row r (z and y indices into the pass's elements) of the current pass. */
+static void row_coords(const hf_ip_pass *P, uint64_t r, uint64_t c[3])
+{
+    c[0] = P->first[0] + r / P->cnt[1] * P->step[0];
+    c[1] = P->first[1] + r % P->cnt[1] * P->step[1];
+}
+
+static uint64_t raster(const hf_geom *g, const uint64_t c[3])
+{
+    return (c[0] * g->ny + c[1]) * g->nx + c[2];
+}
+
+static void pass_enc_task(void *ctx, uint64_t r)
+{
+    ip_run *C = ctx;
+    const hf_ip_pass *P = &C->P;
+    uint64_t c[3], cost = 0;
+    row_coords(P, r, c);
+    for (uint64_t ix = 0; ix < P->cnt[2]; ix++) {
+        c[2] = P->first[2] + ix * P->step[2];
+        uint64_t i = raster(C->g, c);
+        cost += code_element(C, c, i, predict_at(C, c, i));
+    }
+    __atomic_fetch_add(&C->cost, cost, __ATOMIC_RELAXED);
+}
+
+uint64_t hf_ip_encode_cpu(const hf_geom *g, const fl_quant *Q, const void *in,
+                          const uint8_t *lkind, int32_t *delta, uint8_t *kind)
+{
+    ip_run C = {.g = g, .Q = Q, .in = in, .delta = delta, .kind = kind, .lkind = lkind};
+    C.u = malloc(g->n * sizeof *C.u);
+    if (!C.u)
+        return UINT64_MAX;
+    const uint64_t root[3] = {0, 0, 0};
+    C.cost = code_element(&C, root, 0, 0);
+    for (unsigned p = 0, np = hf_ip_passes(g); p < np; p++) {
+        hf_ip_pass_at(g, p, &C.P);
+        if (C.P.npts)
+            hz_parallel_for(C.P.cnt[0] * C.P.cnt[1], pass_enc_task, &C);
+    }
+    free(C.u);
+    return C.cost;
+}
+
+/* ---- decoder ------------------------------------------------------------------------------ */
+
+/* Reconstructs the element at c, raster index i, from pred and its delta. */
+static void decode_element(ip_run *C, const uint64_t c[3], uint64_t i, int32_t pred)
+{
+    const fl_quant *Q = C->Q;
+    const int32_t d = C->delta[hf_tile_pos(C->g, c[0], c[1], c[2])];
+    const int fill = d == HF_MARK_FILL;
+    int64_t u = fill ? pred : pred + (int64_t)d * (1 << HF_IP_FRAC);
+    if (d == HF_MARK_ESCAPE || u > HF_IP_UMAX || u < -HF_IP_UMAX) {
+        __atomic_store_n(&C->bad, 1, __ATOMIC_RELAXED);
+        u = pred;
+    }
+    C->u[i] = (int32_t)u;
+    uint64_t bits = fill ? Q->fill_bits
+                         : hz_value_bits(fl_reconstruct_at(Q, hf_ip_steps(u)), Q->is_f32);
+    hz_put_element(C->out, Q->is_f32, i, bits);
+}
+
+static void pass_dec_task(void *ctx, uint64_t r)
+{
+    ip_run *C = ctx;
+    const hf_ip_pass *P = &C->P;
+    uint64_t c[3];
+    row_coords(P, r, c);
+    for (uint64_t ix = 0; ix < P->cnt[2]; ix++) {
+        c[2] = P->first[2] + ix * P->step[2];
+        uint64_t i = raster(C->g, c);
+        decode_element(C, c, i, predict_at(C, c, i));
+    }
+}
+
+h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const fl_quant *Q, const int32_t *delta,
+                               void *out)
+{
+    ip_run C = {.g = g, .Q = Q, .delta = (int32_t *)delta, .out = out};
+    C.u = malloc(g->n * sizeof *C.u);
+    if (!C.u)
+        return H5ZGPU_E_NOMEM;
+    const uint64_t root[3] = {0, 0, 0};
+    decode_element(&C, root, 0, 0);
+    for (unsigned p = 0, np = hf_ip_passes(g); p < np && !C.bad; p++) {
+        hf_ip_pass_at(g, p, &C.P);
+        if (C.P.npts)
+            hz_parallel_for(C.P.cnt[0] * C.P.cnt[1], pass_dec_task, &C);
+    }
+    free(C.u);
+    return C.bad ? H5ZGPU_E_CORRUPT : H5ZGPU_OK;
+}

@@ -1,0 +1,193 @@
+/* The Huffman codec's interpolation predictor (format version 2), shared verbatim by the CPU
+ * reference (huff_interp.c) and the CUDA kernels: SZ3 / cuSZ-i style multilevel cubic
+ * interpolation with the quantiser inside the loop. The chunk's first element is predicted as
+ * 0; every other element from already reconstructed neighbours along one axis, level by level
+ * (steps from the largest power of two below the longest axis down to 1), and coded as the
+ * rounded difference in quantisation steps. Reconstructed codes are fixed point (HF_IP_FRAC
+ * fraction bits) in int32, so both executors compute the same bits with integer arithmetic.
+ * docs/FORMAT.md, "Interpolation". */
+#ifndef H5ZGPU_HUFF_INTERP_H
+#define H5ZGPU_HUFF_INTERP_H
+
+#include "huff_common.h"
+
+#define HF_PRED_INTERP 0u        /* payload byte 9: interpolation instead of a Lorenzo order */
+#define HF_IP_FRAC 8u            /* fraction bits of a reconstructed code */
+/* |t| limit of a value the interpolation codes (t in quantisation steps): with the fraction
+ * bits, every reconstructed code stays within +-2^30 + 2^7 and fits an int32. */
+#define HF_IP_TMAX 4194304.0
+#define HF_IP_PMAX 1073741824    /* predictions are clamped to +-2^30 */
+#define HF_IP_UMAX (HF_IP_PMAX + 128)   /* a decoded code past this is corrupt */
+
+/* The writer tries interpolation when the best Lorenzo order costs at most this many bits an
+ * element, and keeps it when its cost is below HF_IP_WIN_NUM / HF_IP_WIN_DEN of that order's.
+ * The costs (sums of bit lengths) rank the two predictors less well than they rank the orders:
+ * on 64^3 blocks of the Nyx-like fields interpolation wins on the real size where its cost
+ * is below ~0.86 of Lorenzo's (temperature at REL 1e-4: 10% smaller) and loses from ~0.83 to
+ * 0.97 on the velocities at 1e-3 to 1e-4 (5-13% larger), whose Lorenzo costs are 1-3 bits. */
+#define HF_IP_TRY_BITS 2u
+#define HF_IP_WIN_NUM 7u
+#define HF_IP_WIN_DEN 8u
+
+HZ_HD int hf_ip_worth_trying(unsigned long long lorenzo_cost, uint64_t n)
+{
+    return lorenzo_cost <= (unsigned long long)HF_IP_TRY_BITS * n;
+}
+
+HZ_HD int hf_ip_wins(unsigned long long ip_cost, unsigned long long lorenzo_cost)
+{
+    return HF_IP_WIN_DEN * ip_cost < HF_IP_WIN_NUM * lorenzo_cost;
+}
+
+/* The largest step: the largest power of two below the longest axis (0 for one element). */
+HZ_HD uint64_t hf_ip_top(const hf_geom *g)
+{
+    uint64_t n = g->nz > g->ny ? g->nz : g->ny, h = 1;
+    n = n > g->nx ? n : g->nx;
+    if (n < 2)
+        return 0;
+    while (2 * h < n)
+        h *= 2;
+    return h;
+}
+
+/* Passes: three a level (axes z, y, x), from the top step down to step 1. */
+HZ_HD unsigned hf_ip_passes(const hf_geom *g)
+{
+    unsigned k = 0;
+    for (uint64_t h = hf_ip_top(g); h; h >>= 1)
+        k += 3;
+    return k;
+}
+
+/* The elements pass p predicts: step h = top >> (p / 3), along axis a = p % 3 (z, y, x).
+ * Along a, the odd multiples of h; along the axes already passed at this level, multiples of
+ * h; along the others, multiples of 2h. Their neighbours at +-h and +-3h along a are even
+ * multiples of h, known from the level before or this level's earlier passes. */
+typedef struct hf_ip_pass {
+    unsigned axis;
+    uint64_t h;
+    uint64_t first[3], step[3], cnt[3];   /* per axis z, y, x: coordinates first + step * i */
+    uint64_t npts;
+} hf_ip_pass;
+
+HZ_HD uint64_t hf_ip_count(uint64_t n, uint64_t first, uint64_t step)
+{
+    return n > first ? (n - first - 1) / step + 1 : 0;
+}
+
+HZ_HD void hf_ip_pass_at(const hf_geom *g, unsigned p, hf_ip_pass *P)
+{
+    const uint64_t n[3] = {g->nz, g->ny, g->nx};
+    P->axis = p % 3u;
+    P->h = hf_ip_top(g) >> (p / 3u);
+    P->npts = 1;
+    for (unsigned b = 0; b < 3; b++) {
+        P->first[b] = b == P->axis ? P->h : 0;
+        P->step[b] = b < P->axis ? P->h : 2u * P->h;
+        P->cnt[b] = hf_ip_count(n[b], P->first[b], P->step[b]);
+        P->npts *= P->cnt[b];
+    }
+}
+
+/* Which neighbours of coordinate c (an odd multiple of h) lie on an axis of n points: bit 0
+ * c + h, bit 1 c - 3h, bit 2 c + 3h (c - h always does). */
+#define HF_IP_P1 1u
+#define HF_IP_M3 2u
+#define HF_IP_P3 4u
+HZ_HD unsigned hf_ip_reach(uint64_t c, uint64_t h, uint64_t n)
+{
+    return (c + h < n ? HF_IP_P1 : 0u) | (c >= 3u * h ? HF_IP_M3 : 0u) |
+           (c + 3u * h < n ? HF_IP_P3 : 0u);
+}
+
+/* floor(s / 2^k) for any sign. */
+HZ_HD int64_t hf_ip_floor_shift(int64_t s, unsigned k)
+{
+    return s >= 0 ? s >> k : ~((~s) >> k);
+}
+
+/* The prediction from the neighbours' reconstructed codes at c-3h, c-h, c+h, c+3h (those reach
+ * leaves out are not read): cubic with all four, quadratic with three, linear with two, the
+ * c-h neighbour alone at the axis' end; rounded half up and clamped to +-HF_IP_PMAX. */
+HZ_HD int32_t hf_ip_predict(unsigned reach, int32_t m3, int32_t m1, int32_t p1, int32_t p3)
+{
+    int64_t v;
+    if (!(reach & HF_IP_P1))
+        v = m1;
+    else if ((reach & HF_IP_M3) && (reach & HF_IP_P3))
+        v = hf_ip_floor_shift(-(int64_t)m3 + 9 * (int64_t)m1 + 9 * (int64_t)p1 - p3 + 8, 4);
+    else if (reach & HF_IP_M3)
+        v = hf_ip_floor_shift(-(int64_t)m3 + 6 * (int64_t)m1 + 3 * (int64_t)p1 + 4, 3);
+    else if (reach & HF_IP_P3)
+        v = hf_ip_floor_shift(3 * (int64_t)m1 + 6 * (int64_t)p1 - p3 + 4, 3);
+    else
+        v = hf_ip_floor_shift((int64_t)m1 + p1 + 1, 1);
+    v = v > HF_IP_PMAX ? HF_IP_PMAX : (v < -HF_IP_PMAX ? -HF_IP_PMAX : v);
+    return (int32_t)v;
+}
+
+/* A reconstructed code in quantisation steps (exact in double). */
+HZ_HD double hf_ip_steps(int64_t u)
+{
+    return hz_mul((double)u, 1.0 / (double)(1u << HF_IP_FRAC));
+}
+
+/* Codes x against the prediction pred: returns 1 and the delta k (in whole steps) with *u =
+ * pred + k 2^HF_IP_FRAC when the reconstruction meets the bound in double precision, else 0 (x
+ * is stored verbatim). The same domain, bound and sign rule as fl_quantize; in PWREL, zeros,
+ * which have no logarithm, are stored verbatim. */
+HZ_HD int hf_ip_quantize(const fl_quant *Q, double x, int32_t pred, int32_t *k, int32_t *u)
+{
+    double t, lim;
+    if (!Q->pwrel) {
+        t = hz_mul(hz_sub(x, Q->base), Q->inv2eb);
+        lim = Q->eb;
+    } else {
+        if (x == 0.0 || !hz_is_finite(x))
+            return 0;
+        double a = x < 0 ? -x : x;
+        double T = hz_add(hz_sub(fl_log2lin(a), Q->base), 1.0);
+        t = hz_mul(x < 0 ? -T : T, Q->inv2eb);
+        lim = hz_mul(Q->eb, a);
+    }
+    if (!(t <= HF_IP_TMAX && t >= -HF_IP_TMAX))
+        return 0;
+    int64_t kk = (int64_t)rint(hz_sub(t, hf_ip_steps(pred)));
+    int64_t uu = (int64_t)pred + kk * (1 << HF_IP_FRAC);
+    double r = fl_reconstruct_at(Q, hf_ip_steps(uu));
+    double err = hz_sub(r, x);
+    if (err < 0)
+        err = -err;
+    if (!(err <= lim && (lim > 0 || !signbit(r) == !signbit(x))))
+        return 0;
+    *k = (int32_t)kk;
+    *u = (int32_t)uu;
+    return 1;
+}
+
+/* Tile-major position of the element at (z, y, x) of the folded chunk. */
+HZ_HD uint64_t hf_tile_pos(const hf_geom *g, uint64_t z, uint64_t y, uint64_t x)
+{
+    hf_tile T;
+    hf_tile_at(g, ((z / g->tz) * g->gty + y / g->ty) * g->gtx + x / g->tx, &T);
+    return T.start + ((z - T.z0) * T.ey + (y - T.y0)) * T.ex + (x - T.x0);
+}
+
+/* The chunk coordinates of tile-major position pos < n: the inverse of hf_tile_pos. */
+HZ_HD void hf_tile_coords(const hf_geom *g, uint64_t pos, uint64_t *z, uint64_t *y, uint64_t *x)
+{
+    uint64_t slab = (uint64_t)g->tz * g->ny * g->nx, z0 = pos / slab * g->tz, r = pos % slab;
+    uint64_t ez = g->nz - z0 < g->tz ? g->nz - z0 : g->tz;
+    uint64_t row = ez * g->ty * g->nx, y0 = r / row * g->ty;
+    uint64_t ey = g->ny - y0 < g->ty ? g->ny - y0 : g->ty;
+    r %= row;
+    uint64_t tile = ez * ey * g->tx, x0 = r / tile * g->tx;
+    uint64_t ex = g->nx - x0 < g->tx ? g->nx - x0 : g->tx;
+    r %= tile;
+    *x = x0 + r % ex;
+    *y = y0 + r / ex % ey;
+    *z = z0 + r / ex / ey;
+}
+
+#endif
