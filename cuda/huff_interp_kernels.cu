@@ -80,36 +80,35 @@ __device__ __forceinline__ uint64_t ip_bits(double v)
     return (uint64_t)__double_as_longlong(v);
 }
 
-/* code_element of huff_interp.c: the delta or marker for the token kernel; returns the cost. */
-template <typename T>
-__device__ __forceinline__ unsigned ip_encode_one(const ip_args &a, const uint32_t c[3],
-                                                  uint32_t i, int32_t pred, bool keep)
+/* The code of the element at c (raster index i) against pred: encoding quantises its value
+ * (code_element of huff_interp.c), decoding adds its delta (decode_element). With `own` the
+ * element's outputs too: its delta or marker for the token kernel and its cost (encoding), its
+ * value (decoding); without, the code alone, for a neighbour another CTA owns. */
+template <typename T, bool ENCODE>
+__device__ __forceinline__ int32_t ip_code(const ip_args &a, const uint32_t c[3], uint32_t i,
+                                           int32_t pred, bool own, unsigned *cost)
 {
-    const uint32_t pos = ip_pos(a, c[0], c[1], c[2]);
-    const T v = ((const T *)a.in)[i];
-    int32_t k = 0, u = pred, mark;
-    if (fl_is_fill(&a.Q, ip_bits(v)))
-        mark = HZC_CODE_FILL;
-    else if (hf_ip_quantize(&a.Q, (double)v, pred, &k, &u))
-        mark = k;
-    else
-        mark = HZC_CODE_VERBATIM;
-    if (keep)
-        a.u[i] = u;
-    a.delta[pos] = mark;
-    unsigned cost = 32u - __clz(((uint32_t)k << 1) ^ (uint32_t)(k >> 31));
-    if (mark == HZC_CODE_VERBATIM) {   /* rare: dual quantisation's kind only then */
-        const int32_t lc = a.lcode[pos];
-        cost += lc != HZC_CODE_FILL && lc != HZC_CODE_VERBATIM ? (sizeof(T) == 4 ? 64u : 96u) : 0u;
+    if (ENCODE) {
+        const T v = ((const T *)a.in)[i];
+        int32_t k = 0, u = pred, mark;
+        if (fl_is_fill(&a.Q, ip_bits(v)))
+            mark = HZC_CODE_FILL;
+        else if (hf_ip_quantize(&a.Q, (double)v, pred, &k, &u))
+            mark = k;
+        else
+            mark = HZC_CODE_VERBATIM;
+        if (!own)
+            return u;
+        const uint32_t pos = ip_pos(a, c[0], c[1], c[2]);
+        a.delta[pos] = mark;
+        *cost += 32u - __clz(((uint32_t)k << 1) ^ (uint32_t)(k >> 31));
+        if (mark == HZC_CODE_VERBATIM) {   /* rare: dual quantisation's kind only then */
+            const int32_t lc = a.lcode[pos];
+            *cost += lc != HZC_CODE_FILL && lc != HZC_CODE_VERBATIM ? (sizeof(T) == 4 ? 64u : 96u)
+                                                                     : 0u;
+        }
+        return u;
     }
-    return cost;
-}
-
-/* decode_element of huff_interp.c. */
-template <typename T>
-__device__ __forceinline__ void ip_decode_one(const ip_args &a, const uint32_t c[3], uint32_t i,
-                                              int32_t pred, bool keep)
-{
     const int32_t d = a.delta[ip_pos(a, c[0], c[1], c[2])];
     const bool fill = d == HF_MARK_FILL;
     int64_t u = fill ? pred : pred + (int64_t)d * (1 << HF_IP_FRAC);
@@ -117,8 +116,8 @@ __device__ __forceinline__ void ip_decode_one(const ip_args &a, const uint32_t c
         atomicOr(&a.sc->corrupt, 1u);
         u = pred;
     }
-    if (keep)
-        a.u[i] = (int32_t)u;
+    if (!own)
+        return (int32_t)u;
     T *out = (T *)a.out;
     if (fill) {
         if (sizeof(T) == 4)
@@ -128,6 +127,7 @@ __device__ __forceinline__ void ip_decode_one(const ip_args &a, const uint32_t c
     } else {
         out[i] = (T)fl_reconstruct_at(&a.Q, hf_ip_steps(u));
     }
+    return (int32_t)u;
 }
 
 /* Whether this encoding tries interpolation (huff_cpu.c's rule, from the Lorenzo costs). */
@@ -149,10 +149,7 @@ __global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_arg
         return;   /* grid-uniform: the costs are final */
     if (p0 == 0 && blockIdx.x == 0 && threadIdx.x == 0) {
         const uint32_t root[3] = {0, 0, 0};
-        if (ENCODE)
-            cost += ip_encode_one<T>(a, root, 0, 0, true);
-        else
-            ip_decode_one<T>(a, root, 0, 0, true);
+        a.u[0] = ip_code<T, ENCODE>(a, root, 0, 0, true, &cost);
     }
     for (unsigned p = p0; p < p1; p++) {
         if (gridDim.x == 1)
@@ -170,12 +167,125 @@ __global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_arg
                                    q.first[2] + ix * q.step[2]};
             const uint32_t i = (c[0] * a.n[1] + c[1]) * a.n[2] + c[2];
             const int32_t pred = ip_predict(a, q, ax == 0 ? c[0] : (ax == 1 ? c[1] : c[2]), i);
-            if (ENCODE)
-                cost += ip_encode_one<T>(a, c, i, pred, keep);
-            else
-                ip_decode_one<T>(a, c, i, pred, keep);
+            const int32_t u = ip_code<T, ENCODE>(a, c, i, pred, true, &cost);
+            if (keep)
+                a.u[i] = u;
         }
     }
+    if (ENCODE) {
+        const unsigned long long w = __reduce_add_sync(FULL, cost);
+        if ((threadIdx.x & 31u) == 0 && w)
+            atomicAdd(&a.plan->cost_ip, w);
+    }
+}
+
+/* Level 1, the last three passes and 7/8 of the elements, fused: a CTA a region of the chunk
+ * keeps the codes its passes need in shared memory instead of writing and re-reading them. The
+ * y and x passes read neighbours up to 3 away, so the CTA also computes (and does not own) the
+ * z and y passes' codes in a margin of 2 below and 3 above its region along y and x; the z pass
+ * reads level 2's codes from global memory. The arithmetic is the passes', so are the bytes. */
+#define IP_L1_THREADS 256
+
+/* The region's edges by dimensionality (even, so the parities line up). */
+static dim3 ip_region(unsigned dim)
+{
+    return dim == 3 ? dim3(64, 16, 4) : (dim == 2 ? dim3(128, 32, 1) : dim3(4096, 1, 1));
+}
+
+/* Coordinates of a set's element j: along each axis z, y, x, f + s * index, n of them. */
+struct ip_set {
+    uint32_t f[3], s[3], n[3];
+};
+
+__device__ __forceinline__ uint32_t ip_first(uint32_t lo, uint32_t parity)
+{
+    return (lo & 1u) == parity ? lo : lo + 1u;
+}
+
+__device__ __forceinline__ uint32_t ip_count(uint32_t first, uint32_t step, uint32_t end)
+{
+    return end > first ? (end - first - 1u) / step + 1u : 0u;
+}
+
+__device__ __forceinline__ void ip_axis(ip_set &S, int b, uint32_t lo, uint32_t end, int parity)
+{
+    S.f[b] = parity < 0 ? lo : ip_first(lo, (uint32_t)parity);
+    S.s[b] = parity < 0 ? 1u : 2u;
+    S.n[b] = ip_count(S.f[b], S.s[b], end);
+}
+
+__device__ __forceinline__ void ip_at(const ip_set &S, uint32_t j, uint32_t c[3])
+{
+    const uint32_t r = j / S.n[2], ix = j - r * S.n[2], iz = r / S.n[1], iy = r - iz * S.n[1];
+    c[0] = S.f[0] + iz * S.s[0];
+    c[1] = S.f[1] + iy * S.s[1];
+    c[2] = S.f[2] + ix * S.s[2];
+}
+
+template <typename T, bool ENCODE>
+__global__ void __launch_bounds__(IP_L1_THREADS) ip_level1_kernel(const ip_args a, dim3 R)
+{
+    extern __shared__ int32_t box_s[];
+    if (ENCODE && !ip_tried(a))
+        return;   /* grid-uniform: the costs are final */
+    const uint32_t nz = a.n[0], ny = a.n[1], nx = a.n[2];
+    const uint32_t gy = (ny + R.y - 1) / R.y, gx = (nx + R.x - 1) / R.x;
+    const uint32_t rx = blockIdx.x % gx, ry = blockIdx.x / gx % gy, rz = blockIdx.x / gx / gy;
+    const uint32_t z0 = rz * R.z, z1 = min(z0 + R.z, nz), y0 = ry * R.y, y1 = min(y0 + R.y, ny);
+    const uint32_t x0 = rx * R.x, x1 = min(x0 + R.x, nx);
+    /* the box: z as the region, y and x with the margin */
+    const uint32_t by0 = y0 >= 2 ? y0 - 2 : 0, by1 = min(y1 + 3, ny);
+    const uint32_t bx0 = x0 >= 2 ? x0 - 2 : 0, bx1 = min(x1 + 3, nx);
+    const uint32_t BY = by1 - by0, BX = bx1 - bx0, plane = ny * nx;
+#define IP_BOX(c) ((((c)[0] - z0) * BY + ((c)[1] - by0)) * BX + ((c)[2] - bx0))
+    ip_set S;
+    uint32_t c[3];
+    unsigned cost = 0;
+    /* level 2's codes: every coordinate even */
+    ip_axis(S, 0, z0, z1, 0), ip_axis(S, 1, by0, by1, 0), ip_axis(S, 2, bx0, bx1, 0);
+    for (uint32_t j = threadIdx.x; j < S.n[0] * S.n[1] * S.n[2]; j += blockDim.x) {
+        ip_at(S, j, c);
+        box_s[IP_BOX(c)] = a.u[c[0] * plane + c[1] * nx + c[2]];
+    }
+    __syncthreads();
+    /* pass z: z odd, y and x even, neighbours from level 2 in global memory */
+    ip_axis(S, 0, z0, z1, 1), ip_axis(S, 1, by0, by1, 0), ip_axis(S, 2, bx0, bx1, 0);
+    for (uint32_t j = threadIdx.x; j < S.n[0] * S.n[1] * S.n[2]; j += blockDim.x) {
+        ip_at(S, j, c);
+        const uint32_t i = c[0] * plane + c[1] * nx + c[2];
+        const unsigned reach = hf_ip_reach(c[0], 1, nz);
+        const int32_t pred = hf_ip_predict(reach, reach & HF_IP_M3 ? a.u[i - 3 * plane] : 0,
+                                           a.u[i - plane], reach & HF_IP_P1 ? a.u[i + plane] : 0,
+                                           reach & HF_IP_P3 ? a.u[i + 3 * plane] : 0);
+        const bool own = c[1] >= y0 && c[1] < y1 && c[2] >= x0 && c[2] < x1;
+        box_s[IP_BOX(c)] = ip_code<T, ENCODE>(a, c, i, pred, own, &cost);
+    }
+    __syncthreads();
+    /* pass y: y odd inside the region, x even in the box */
+    ip_axis(S, 0, z0, z1, -1), ip_axis(S, 1, y0, y1, 1), ip_axis(S, 2, bx0, bx1, 0);
+    for (uint32_t j = threadIdx.x; j < S.n[0] * S.n[1] * S.n[2]; j += blockDim.x) {
+        ip_at(S, j, c);
+        const uint32_t b = IP_BOX(c), i = c[0] * plane + c[1] * nx + c[2];
+        const unsigned reach = hf_ip_reach(c[1], 1, ny);
+        const int32_t pred = hf_ip_predict(reach, reach & HF_IP_M3 ? box_s[b - 3 * BX] : 0,
+                                           box_s[b - BX], reach & HF_IP_P1 ? box_s[b + BX] : 0,
+                                           reach & HF_IP_P3 ? box_s[b + 3 * BX] : 0);
+        const bool own = c[2] >= x0 && c[2] < x1;
+        box_s[b] = ip_code<T, ENCODE>(a, c, i, pred, own, &cost);
+    }
+    __syncthreads();
+    /* pass x: x odd inside the region; nothing reads these codes */
+    ip_axis(S, 0, z0, z1, -1), ip_axis(S, 1, y0, y1, -1), ip_axis(S, 2, x0, x1, 1);
+    for (uint32_t j = threadIdx.x; j < S.n[0] * S.n[1] * S.n[2]; j += blockDim.x) {
+        ip_at(S, j, c);
+        const uint32_t b = IP_BOX(c), i = c[0] * plane + c[1] * nx + c[2];
+        const unsigned reach = hf_ip_reach(c[2], 1, nx);
+        const int32_t pred = hf_ip_predict(reach, reach & HF_IP_M3 ? box_s[b - 3] : 0,
+                                           box_s[b - 1], reach & HF_IP_P1 ? box_s[b + 1] : 0,
+                                           reach & HF_IP_P3 ? box_s[b + 3] : 0);
+        ip_code<T, ENCODE>(a, c, i, pred, true, &cost);
+    }
+#undef IP_BOX
     if (ENCODE) {
         const unsigned long long w = __reduce_add_sync(FULL, cost);
         if ((threadIdx.x & 31u) == 0 && w)
@@ -231,13 +341,14 @@ static cudaError_t ip_launch_passes(ip_args a, int sms, cudaStream_t s)
         a.t[b] = (uint32_t)t[b];
         a.tshift[b] = ip_log2(a.t[b]);
     }
-    const unsigned np = hf_ip_passes(&a.g);
+    /* level 1 (the last three passes) in the fused kernel, when there is a level 1 */
+    const unsigned np = hf_ip_passes(&a.g), fused = np >= 3 ? np - 3 : np;
     unsigned p = 0;
     hf_ip_pass P;
-    while (p < np && (hf_ip_pass_at(&a.g, p, &P), P.npts <= IP_COARSE_MAX))
+    while (p < fused && (hf_ip_pass_at(&a.g, p, &P), P.npts <= IP_COARSE_MAX))
         p++;
     ip_pass_kernel<T, ENCODE><<<1, IP_COARSE_THREADS, 0, s>>>(a, 0, p, np);
-    for (; p < np; p++) {
+    for (; p < fused; p++) {
         hf_ip_pass_at(&a.g, p, &P);
         if (P.npts == 0)
             continue;
@@ -245,6 +356,15 @@ static cudaError_t ip_launch_passes(ip_args a, int sms, cudaStream_t s)
         const unsigned grid = (unsigned)min((P.npts + IP_THREADS - 1) / IP_THREADS, want);
         ip_pass_kernel<T, ENCODE><<<grid, IP_THREADS, 0, s>>>(a, p, p + 1, np);
     }
+    if (fused == np)
+        return cudaGetLastError();
+    const dim3 R = ip_region(a.g.dim);
+    const uint64_t regions = ((a.g.nz + R.z - 1) / R.z) * ((a.g.ny + R.y - 1) / R.y) *
+                             ((a.g.nx + R.x - 1) / R.x);
+    /* the largest box: the region with its margin, inside the chunk */
+    const unsigned smem = (unsigned)(min((uint64_t)R.z, a.g.nz) * min((uint64_t)R.y + 5, a.g.ny) *
+                                     min((uint64_t)R.x + 5, a.g.nx) * 4);
+    ip_level1_kernel<T, ENCODE><<<(unsigned)regions, IP_L1_THREADS, smem, s>>>(a, R);
     return cudaGetLastError();
 }
 
