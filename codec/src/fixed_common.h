@@ -107,35 +107,48 @@ HZ_HD double fl_reconstruct(const fl_quant *Q, int64_t q)
     return fl_reconstruct_at(Q, (double)q);
 }
 
+/* The quantiser's argument t of x (in steps of 2 eb, before rounding) and the error its
+ * reconstruction may have, lim; 0 for a value no code stands for (PWREL: zero, which has no
+ * logarithm; NaN and infinities). */
+HZ_HD int fl_quant_arg(const fl_quant *Q, double x, double *t, double *lim)
+{
+    if (!Q->pwrel) {
+        *t = hz_mul(hz_sub(x, Q->base), Q->inv2eb);
+        *lim = Q->eb;
+        return 1;
+    }
+    if (x == 0.0 || !hz_is_finite(x))
+        return 0;
+    double a = x < 0 ? -x : x;
+    double T = hz_add(hz_sub(fl_log2lin(a), Q->base), 1.0);
+    *t = hz_mul(x < 0 ? -T : T, Q->inv2eb);
+    *lim = hz_mul(Q->eb, a);
+    return 1;
+}
+
+/* Whether the reconstruction r of x is within lim, checked in double precision; a zero bound
+ * (eb = 0, or REL on a constant chunk) means bit for bit: -0.0 stays -0.0. */
+HZ_HD int fl_within(double r, double x, double lim)
+{
+    double err = hz_sub(r, x);
+    if (err < 0)
+        err = -err;
+    return err <= lim && (lim > 0 || !signbit(r) == !signbit(x));
+}
+
 /* Quantises x; returns 0 when the value cannot be coded within the bound (NaN, Inf, past the
  * quantiser's range, or a reconstruction that misses the bound in double precision). */
 HZ_HD int fl_quantize(const fl_quant *Q, double x, int64_t *q)
 {
-    double t, err, lim;
-    if (!Q->pwrel) {
-        t = hz_mul(hz_sub(x, Q->base), Q->inv2eb);
-        lim = Q->eb;
-    } else {
-        if (x == 0.0) {
-            *q = 0;
-            return Q->eb > 0 || !signbit(x); /* lossless keeps -0.0 */
-        }
-        if (!hz_is_finite(x))
-            return 0;
-        double a = x < 0 ? -x : x;
-        double T = hz_add(hz_sub(fl_log2lin(a), Q->base), 1.0);
-        t = hz_mul(x < 0 ? -T : T, Q->inv2eb);
-        lim = hz_mul(Q->eb, a);
+    double t, lim;
+    if (Q->pwrel && x == 0.0) {
+        *q = 0;
+        return Q->eb > 0 || !signbit(x); /* lossless keeps -0.0 */
     }
-    if (!(t <= FL_QMAX && t >= -FL_QMAX))
+    if (!fl_quant_arg(Q, x, &t, &lim) || !(t <= FL_QMAX && t >= -FL_QMAX))
         return 0;
     *q = (int64_t)rint(t);
-    double r = fl_reconstruct(Q, *q);
-    err = hz_sub(r, x);
-    if (err < 0)
-        err = -err;
-    /* a zero bound (eb = 0, or REL on a constant chunk) means bit for bit: -0.0 stays -0.0 */
-    return err <= lim && (lim > 0 || !signbit(r) == !signbit(x));
+    return fl_within(fl_reconstruct(Q, *q), x, lim);
 }
 
 /* Prediction of element e of a block from the elements before it (q holds the block's codes in

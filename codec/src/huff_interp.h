@@ -140,26 +140,11 @@ HZ_HD double hf_ip_steps(int64_t u)
 HZ_HD int hf_ip_quantize(const fl_quant *Q, double x, int32_t pred, int32_t *k, int32_t *u)
 {
     double t, lim;
-    if (!Q->pwrel) {
-        t = hz_mul(hz_sub(x, Q->base), Q->inv2eb);
-        lim = Q->eb;
-    } else {
-        if (x == 0.0 || !hz_is_finite(x))
-            return 0;
-        double a = x < 0 ? -x : x;
-        double T = hz_add(hz_sub(fl_log2lin(a), Q->base), 1.0);
-        t = hz_mul(x < 0 ? -T : T, Q->inv2eb);
-        lim = hz_mul(Q->eb, a);
-    }
-    if (!(t <= HF_IP_TMAX && t >= -HF_IP_TMAX))
+    if (!fl_quant_arg(Q, x, &t, &lim) || !(t <= HF_IP_TMAX && t >= -HF_IP_TMAX))
         return 0;
     int64_t kk = (int64_t)rint(hz_sub(t, hf_ip_steps(pred)));
     int64_t uu = (int64_t)pred + kk * (1 << HF_IP_FRAC);
-    double r = fl_reconstruct_at(Q, hf_ip_steps(uu));
-    double err = hz_sub(r, x);
-    if (err < 0)
-        err = -err;
-    if (!(err <= lim && (lim > 0 || !signbit(r) == !signbit(x))))
+    if (!fl_within(fl_reconstruct_at(Q, hf_ip_steps(uu)), x, lim))
         return 0;
     *k = (int32_t)kk;
     *u = (int32_t)uu;
