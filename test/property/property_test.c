@@ -27,7 +27,8 @@
 /* Failing cases described in full; the violation count covers all of them. */
 #define MAX_REPORTED 25
 /* Repetitions of the whole space with other data: small fits CI's minute on 2 cores (about
- * 8 s here), large is sized for the device (about 90 s on an H100 host). */
+ * 8 s here), large is sized for the device (about 430 s on an H100 host, most of it the CPU
+ * reference's interpolation). */
 #define SMALL_REPS 2
 #define LARGE_REPS 1
 
