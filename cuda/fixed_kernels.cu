@@ -5,7 +5,6 @@
 #include "kernels.h"
 #include "lookback.cuh"
 
-#define FULL 0xffffffffu
 #define HDR_CODED_MAX (4u + 8u + 8u * FL_MAX_PLANES)   /* corner + sign + 32 planes */
 
 template <int DIM> struct blk_shape;

@@ -1,13 +1,13 @@
 /* The Huffman codec's interpolation predictor on the GPU (huff_interp.h): the passes of
  * huff_interp.c, the same inline arithmetic, so deltas and values match the CPU's bit for bit.
  * The coarse levels, a few thousand elements each, run in one CTA with a barrier between
- * passes; every finer pass is a kernel over its elements, a thread an element. */
+ * passes; every finer pass but level 1's is a kernel over its elements, a thread an element;
+ * level 1's three passes are one kernel (ip_level1_kernel). */
 #include "kernels.h"
 
 #define IP_THREADS 256
 #define IP_COARSE_THREADS 1024
 #define IP_COARSE_MAX 8192u      /* passes up to this many elements share the one-CTA kernel */
-#define FULL 0xffffffffu
 
 /* Chunks the Huffman codec writes hold fewer than 2^32 elements, so every coordinate, raster
  * index and tile-major position below is 32-bit: half the instructions of 64-bit ones. */
@@ -70,16 +70,6 @@ __device__ __forceinline__ int32_t ip_predict(const ip_args &a, const ip_pass32 
                          reach & HF_IP_P1 ? u[i + s] : 0, reach & HF_IP_P3 ? u[i + 3 * s] : 0);
 }
 
-__device__ __forceinline__ uint64_t ip_bits(float v)
-{
-    return __float_as_uint(v);
-}
-
-__device__ __forceinline__ uint64_t ip_bits(double v)
-{
-    return (uint64_t)__double_as_longlong(v);
-}
-
 /* The code of the element at c (raster index i) against pred: encoding quantises its value
  * (code_element of huff_interp.c), decoding adds its delta (decode_element). With `own` the
  * element's outputs too: its delta or marker for the token kernel and its cost (encoding), its
@@ -91,7 +81,7 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, const uint32_t c[3]
     if (ENCODE) {
         const T v = ((const T *)a.in)[i];
         int32_t k = 0, u = pred, mark;
-        if (fl_is_fill(&a.Q, ip_bits(v)))
+        if (fl_is_fill(&a.Q, hf_bits(v)))
             mark = HZC_CODE_FILL;
         else if (hf_ip_quantize(&a.Q, (double)v, pred, &k, &u))
             mark = k;
@@ -101,7 +91,7 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, const uint32_t c[3]
             return u;
         const uint32_t pos = ip_pos(a, c[0], c[1], c[2]);
         a.delta[pos] = mark;
-        *cost += 32u - __clz(((uint32_t)k << 1) ^ (uint32_t)(k >> 31));
+        *cost += 32u - __clz(hf_zigzag32(k));
         if (mark == HZC_CODE_VERBATIM) {   /* rare: dual quantisation's kind only then */
             const int32_t lc = a.lcode[pos];
             *cost += lc != HZC_CODE_FILL && lc != HZC_CODE_VERBATIM ? (sizeof(T) == 4 ? 64u : 96u)
@@ -119,14 +109,10 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, const uint32_t c[3]
     if (!own)
         return (int32_t)u;
     T *out = (T *)a.out;
-    if (fill) {
-        if (sizeof(T) == 4)
-            ((uint32_t *)out)[i] = (uint32_t)a.Q.fill_bits;
-        else
-            ((unsigned long long *)out)[i] = a.Q.fill_bits;
-    } else {
+    if (fill)
+        hf_put_bits(out, i, a.Q.fill_bits);
+    else
         out[i] = (T)fl_reconstruct_at(&a.Q, hf_ip_steps(u));
-    }
     return (int32_t)u;
 }
 
@@ -315,10 +301,7 @@ __global__ void __launch_bounds__(IP_THREADS) ip_verbatim_kernel(const ip_args a
         hf_tile_coords(&a.g, hz_get_u32(in + L.off_verb_pos + 4 * k), &z, &y, &x);
         const uint64_t i = (z * a.g.ny + y) * a.g.nx + x;
         const uint8_t *v = in + L.off_verb_val + sizeof(T) * k;
-        if (sizeof(T) == 4)
-            ((uint32_t *)a.out)[i] = hz_get_u32(v);
-        else
-            ((unsigned long long *)a.out)[i] = hz_get_u64(v);
+        hf_put_bits((T *)a.out, i, sizeof(T) == 4 ? hz_get_u32(v) : hz_get_u64(v));
     }
 }
 
@@ -368,16 +351,22 @@ static cudaError_t ip_launch_passes(ip_args a, int sms, cudaStream_t s)
     return cudaGetLastError();
 }
 
-cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, const void *in,
-                                 const int32_t *lcode, int32_t *u, int32_t *delta,
-                                 hzc_huff_plan *plan, int sms, cudaStream_t s)
+static ip_args ip_args_of(const hf_geom *g, const fl_quant *Q, int32_t *u, int32_t *delta)
 {
     ip_args a = {};
     a.g = *g;
     a.Q = *Q;
-    a.in = in;
     a.u = u;
     a.delta = delta;
+    return a;
+}
+
+cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, const void *in,
+                                 const int32_t *lcode, int32_t *u, int32_t *delta,
+                                 hzc_huff_plan *plan, int sms, cudaStream_t s)
+{
+    ip_args a = ip_args_of(g, Q, u, delta);
+    a.in = in;
     a.lcode = lcode;
     a.plan = plan;
     cudaError_t e = Q->is_f32 ? ip_launch_passes<float, true>(a, sms, s)
@@ -392,11 +381,7 @@ cudaError_t hzc_ip_launch_decode(const hf_geom *g, const fl_quant *Q, const hf_l
                                  const uint8_t *in, const int32_t *delta, int32_t *u, void *out,
                                  hzc_scalars *sc, int sms, cudaStream_t s)
 {
-    ip_args a = {};
-    a.g = *g;
-    a.Q = *Q;
-    a.u = u;
-    a.delta = (int32_t *)delta;
+    ip_args a = ip_args_of(g, Q, u, (int32_t *)delta);
     a.out = out;
     a.sc = sc;
     cudaError_t e = Q->is_f32 ? ip_launch_passes<float, false>(a, sms, s)

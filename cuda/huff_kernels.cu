@@ -8,7 +8,6 @@
 #include "kernels.h"
 #include "lookback.cuh"
 
-#define FULL 0xffffffffu
 #define HF_THREADS 256                     /* tile kernels: a CTA a tile */
 #define HF_WARPS (HF_THREADS / 32)
 #define HF_SEG (HF_TILE_N / HF_WARPS)      /* a warp's share of a tile in the ordered passes */
@@ -26,16 +25,6 @@
 #define HF_SMEM_TABLE (HF_TABLE * 2u)      /* the decoder table (hf_table_entry) */
 
 extern __shared__ __align__(16) unsigned char hf_smem[];
-
-__device__ __forceinline__ uint64_t hf_bits(float v)
-{
-    return __float_as_uint(v);
-}
-
-__device__ __forceinline__ uint64_t hf_bits(double v)
-{
-    return (uint64_t)__double_as_longlong(v);
-}
 
 __device__ __forceinline__ unsigned hf_lanemask_lt()
 {
@@ -130,12 +119,8 @@ struct hf_enc_args {
     hzc_scalars *sc;
 };
 
-/* 32-bit deltas: |p| < 2^28, so every partial sum of a Lorenzo prediction's at most 8 terms
- * fits an int32 and gives huff_cpu.c's 64-bit value. */
-__device__ __forceinline__ uint32_t hf_zigzag32(int32_t d)
-{
-    return ((uint32_t)d << 1) ^ (uint32_t)(d >> 31);
-}
+/* Deltas are 32-bit (hf_zigzag32): |p| < 2^28, so every partial sum of a Lorenzo prediction's
+ * at most 8 terms fits an int32 and gives huff_cpu.c's 64-bit value. */
 
 /* hf_lorenzo in 32 bits, the tile's codes in p_s (raster order inside the tile). */
 __device__ __forceinline__ int32_t hf_delta32(const int32_t *p_s, unsigned order, unsigned ex,
@@ -446,15 +431,14 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_may_kernel(const hf_enc_arg
         atomicAdd(&small_s, small);
     }
     __syncthreads();
+    const unsigned rs = 0xFFFFFFFFu - (unsigned)(best_s & 0xFFFFFFFFu);
     if (threadIdx.x == 0) {
-        const unsigned rs = 0xFFFFFFFFu - (unsigned)(best_s & 0xFFFFFFFFu);
         P->rs = rs;
         P->may[HF_FORM_RUNS] = 2 * (uint64_t)P->hist[rs] >= a.g.n;
         P->may[HF_FORM_PAIRS] = R >= HF_PAIR_MIN_RADIUS && 2 * small_s >= a.g.n;
     }
     /* the tokens forms 1 and 2 write as they are: all but the run token, and all but the small
      * ones; hf_althist_kernel adds the rest */
-    const unsigned rs = 0xFFFFFFFFu - (unsigned)(best_s & 0xFFFFFFFFu);
     for (unsigned s = threadIdx.x; s < 2 * R; s += blockDim.x) {
         const unsigned h = P->hist[s];
         P->hist_alt[HF_FORM_RUNS - 1][s] = s == rs ? 0u : h;
@@ -1340,16 +1324,6 @@ __device__ void hf_partial_sums(uint32_t *s, unsigned order, const hf_tile &tl)
             }
         }
     }
-}
-
-__device__ __forceinline__ void hf_put_bits(float *out, uint64_t i, uint64_t bits)
-{
-    ((uint32_t *)out)[i] = (uint32_t)bits;
-}
-
-__device__ __forceinline__ void hf_put_bits(double *out, uint64_t i, uint64_t bits)
-{
-    ((unsigned long long *)out)[i] = bits;
 }
 
 /* A tile's values from its deltas: escape markers left mean a missing outlier; fill elements

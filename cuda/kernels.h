@@ -14,6 +14,8 @@ extern "C" {
 #include "huff.h"
 }
 
+#define FULL 0xffffffffu   /* every lane of a warp */
+
 /* 256 threads a CTA: 8 warps of 4 blocks each cover one tile of FL_TILE blocks. */
 #define HZC_THREADS 256
 #define HZC_WARPS (HZC_THREADS / 32)
@@ -67,6 +69,33 @@ cudaError_t hzc_launch_decode(const fl_geom *g, const fl_quant *Q, const uint8_t
                               hzc_scalars *sc, cudaStream_t s);
 
 /* ---- Huffman codec (huff_kernels.cu, huff_interp_kernels.cu) ---- */
+
+/* An element's bits, zero-extended, and an element written from its bits. */
+__device__ __forceinline__ uint64_t hf_bits(float v)
+{
+    return __float_as_uint(v);
+}
+
+__device__ __forceinline__ uint64_t hf_bits(double v)
+{
+    return (uint64_t)__double_as_longlong(v);
+}
+
+__device__ __forceinline__ void hf_put_bits(float *out, uint64_t i, uint64_t bits)
+{
+    ((uint32_t *)out)[i] = (uint32_t)bits;
+}
+
+__device__ __forceinline__ void hf_put_bits(double *out, uint64_t i, uint64_t bits)
+{
+    ((unsigned long long *)out)[i] = bits;
+}
+
+/* fl_zigzag of a 32-bit delta. */
+__device__ __forceinline__ uint32_t hf_zigzag32(int32_t d)
+{
+    return ((uint32_t)d << 1) ^ (uint32_t)(d >> 31);
+}
 
 /* Markers in the quantisation codes the token kernel reads, outside every code's range. */
 #define HZC_CODE_FILL INT32_MIN

@@ -59,7 +59,8 @@ typedef struct hf_enc {
     const fl_quant *Q;
     const void *in;
     unsigned R, order, form, rs;
-    int32_t *p;             /* quantisation code of each element, tile-major (0: not coded) */
+    int32_t *p;             /* quantisation code of each element, tile-major (0: not coded);
+                             * with interpolation, each element's delta */
     uint8_t *kind;          /* 0 coded, 1 fill, 2 verbatim */
     uint16_t *tok;          /* one token per element, tile-major */
     uint64_t *tile_cost;    /* 4 per tile: cost of Lorenzo order o at [4t + o] */
