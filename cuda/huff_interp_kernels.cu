@@ -165,118 +165,144 @@ __global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_arg
     }
 }
 
-/* Level 1, the last three passes and 7/8 of the elements, fused: a CTA a region of the chunk
- * keeps the codes its passes need in shared memory instead of writing and re-reading them. The
- * y and x passes read neighbours up to 3 away, so the CTA also computes (and does not own) the
- * z and y passes' codes in a margin of 2 below and 3 above its region along y and x; the z pass
- * reads level 2's codes from global memory. The arithmetic is the passes', so are the bytes. */
+/* Level 1, the last three passes and 7/8 of the elements, fused: a CTA a region of RZ x RY x
+ * RX elements keeps the codes its passes need in shared memory instead of writing and
+ * re-reading them. The y and x passes read neighbours up to 3 away, so the CTA also computes
+ * (and does not own) the z and y passes' codes in a margin of 2 below and 3 above its region
+ * along y and x; the z pass reads level 2's codes from global memory. The arithmetic is the
+ * passes', so are the bytes.
+ * Every pass reads only codes at even x (the x pass's neighbours are its even x +-1, +-3, the
+ * other passes' are in their own column), so the box holds the even columns alone: rows of
+ * BXE words read at stride 1, free of bank conflicts. Each pass runs over a slot grid of fixed
+ * shape (the box's or the region's, by parity) and skips the slots outside the chunk, so a
+ * thread finds its element with divisions by constants. */
 #define IP_L1_THREADS 256
 
-/* The region's edges by dimensionality (even, so the parities line up). */
-static dim3 ip_region(unsigned dim)
-{
-    return dim == 3 ? dim3(64, 16, 4) : (dim == 2 ? dim3(128, 32, 1) : dim3(4096, 1, 1));
-}
-
-/* Coordinates of a set's element j: along each axis z, y, x, f + s * index, n of them. */
-struct ip_set {
-    uint32_t f[3], s[3], n[3];
+template <int RZ, int RY, int RX> struct ip_l1_shape {
+    static constexpr int MY = RY > 1 ? 2 : 0;          /* margin below along y (above: MY + 1) */
+    static constexpr int BY = RY > 1 ? RY + 5 : 1;     /* box rows: region and margins */
+    static constexpr int BXE = (RX + 6) / 2;           /* even x from x0 - 2 to x0 + RX + 2 */
+    static constexpr int BYE = (BY + 1) / 2;           /* even y rows of the box */
 };
 
-__device__ __forceinline__ uint32_t ip_first(uint32_t lo, uint32_t parity)
+/* The raster index of an element inside the chunk. */
+__device__ __forceinline__ uint32_t ip_raster(const ip_args &a, int z, int y, int x)
 {
-    return (lo & 1u) == parity ? lo : lo + 1u;
+    return ((uint32_t)z * a.n[1] + (uint32_t)y) * a.n[2] + (uint32_t)x;
 }
 
-__device__ __forceinline__ uint32_t ip_count(uint32_t first, uint32_t step, uint32_t end)
+/* hf_ip_reach at step 1 in 32 bits (c < n, so n - c cannot wrap). */
+__device__ __forceinline__ unsigned ip_reach1(uint32_t c, uint32_t n)
 {
-    return end > first ? (end - first - 1u) / step + 1u : 0u;
+    return (n - c > 1u ? HF_IP_P1 : 0u) | (c >= 3u ? HF_IP_M3 : 0u) | (n - c > 3u ? HF_IP_P3 : 0u);
 }
 
-__device__ __forceinline__ void ip_axis(ip_set &S, int b, uint32_t lo, uint32_t end, int parity)
+/* Slot j of a grid SZ x SY x SX (z, y, x) as its three indices. */
+template <int SY, int SX>
+__device__ __forceinline__ void ip_slot(unsigned j, int &kz, int &ky, int &kx)
 {
-    S.f[b] = parity < 0 ? lo : ip_first(lo, (uint32_t)parity);
-    S.s[b] = parity < 0 ? 1u : 2u;
-    S.n[b] = ip_count(S.f[b], S.s[b], end);
+    kx = (int)(j % SX);
+    ky = (int)(j / SX % SY);
+    kz = (int)(j / SX / SY);
 }
 
-__device__ __forceinline__ void ip_at(const ip_set &S, uint32_t j, uint32_t c[3])
+template <typename T, bool ENCODE, int RZ, int RY, int RX>
+__global__ void __launch_bounds__(IP_L1_THREADS) ip_level1_kernel(const ip_args a)
 {
-    const uint32_t r = j / S.n[2], ix = j - r * S.n[2], iz = r / S.n[1], iy = r - iz * S.n[1];
-    c[0] = S.f[0] + iz * S.s[0];
-    c[1] = S.f[1] + iy * S.s[1];
-    c[2] = S.f[2] + ix * S.s[2];
-}
-
-template <typename T, bool ENCODE>
-__global__ void __launch_bounds__(IP_L1_THREADS) ip_level1_kernel(const ip_args a, dim3 R)
-{
-    extern __shared__ int32_t box_s[];
+    using S = ip_l1_shape<RZ, RY, RX>;
+    constexpr int BY = S::BY, BXE = S::BXE, BYE = S::BYE, MY = S::MY;
+    __shared__ int32_t box_s[RZ * BY * BXE];
     if (ENCODE && !ip_tried(a))
         return;   /* grid-uniform: the costs are final */
-    const uint32_t nz = a.n[0], ny = a.n[1], nx = a.n[2];
-    const uint32_t gy = (ny + R.y - 1) / R.y, gx = (nx + R.x - 1) / R.x;
-    const uint32_t rx = blockIdx.x % gx, ry = blockIdx.x / gx % gy, rz = blockIdx.x / gx / gy;
-    const uint32_t z0 = rz * R.z, z1 = min(z0 + R.z, nz), y0 = ry * R.y, y1 = min(y0 + R.y, ny);
-    const uint32_t x0 = rx * R.x, x1 = min(x0 + R.x, nx);
-    /* the box: z as the region, y and x with the margin */
-    const uint32_t by0 = y0 >= 2 ? y0 - 2 : 0, by1 = min(y1 + 3, ny);
-    const uint32_t bx0 = x0 >= 2 ? x0 - 2 : 0, bx1 = min(x1 + 3, nx);
-    const uint32_t BY = by1 - by0, BX = bx1 - bx0, plane = ny * nx;
-#define IP_BOX(c) ((((c)[0] - z0) * BY + ((c)[1] - by0)) * BX + ((c)[2] - bx0))
-    ip_set S;
-    uint32_t c[3];
+    const int nz = (int)a.n[0], ny = (int)a.n[1], nx = (int)a.n[2];
+    const unsigned gy = (unsigned)(ny + RY - 1) / RY, gx = (unsigned)(nx + RX - 1) / RX;
+    const int z0 = (int)(blockIdx.x / gx / gy) * RZ, y0 = (int)(blockIdx.x / gx % gy) * RY;
+    const int x0 = (int)(blockIdx.x % gx) * RX;
+    const int z1 = min(z0 + RZ, nz), y1 = min(y0 + RY, ny), x1 = min(x0 + RX, nx);
+    const int oy = y0 - MY, ox = x0 - 2;                    /* the box's origin (may be < 0) */
+    const int by1 = min(y1 + MY + 1, ny), bx1 = min(x1 + 3, nx);
+    const uint32_t plane = a.n[1] * a.n[2];
     unsigned cost = 0;
+    int kz, ky, kx;
     /* level 2's codes: every coordinate even */
-    ip_axis(S, 0, z0, z1, 0), ip_axis(S, 1, by0, by1, 0), ip_axis(S, 2, bx0, bx1, 0);
-    for (uint32_t j = threadIdx.x; j < S.n[0] * S.n[1] * S.n[2]; j += blockDim.x) {
-        ip_at(S, j, c);
-        box_s[IP_BOX(c)] = a.u[c[0] * plane + c[1] * nx + c[2]];
+    for (unsigned j = threadIdx.x; j < (RZ + 1) / 2 * BYE * BXE; j += IP_L1_THREADS) {
+        ip_slot<BYE, BXE>(j, kz, ky, kx);
+        const int z = z0 + 2 * kz, y = oy + 2 * ky, x = ox + 2 * kx;
+        if (z < z1 && (unsigned)y < (unsigned)by1 && (unsigned)x < (unsigned)bx1)
+            box_s[(2 * kz * BY + 2 * ky) * BXE + kx] = a.u[ip_raster(a, z, y, x)];
     }
     __syncthreads();
-    /* pass z: z odd, y and x even, neighbours from level 2 in global memory */
-    ip_axis(S, 0, z0, z1, 1), ip_axis(S, 1, by0, by1, 0), ip_axis(S, 2, bx0, bx1, 0);
-    for (uint32_t j = threadIdx.x; j < S.n[0] * S.n[1] * S.n[2]; j += blockDim.x) {
-        ip_at(S, j, c);
-        const uint32_t i = c[0] * plane + c[1] * nx + c[2];
-        const unsigned reach = hf_ip_reach(c[0], 1, nz);
-        const int32_t pred = hf_ip_predict(reach, reach & HF_IP_M3 ? a.u[i - 3 * plane] : 0,
-                                           a.u[i - plane], reach & HF_IP_P1 ? a.u[i + plane] : 0,
-                                           reach & HF_IP_P3 ? a.u[i + 3 * plane] : 0);
-        const bool own = c[1] >= y0 && c[1] < y1 && c[2] >= x0 && c[2] < x1;
-        box_s[IP_BOX(c)] = ip_code<T, ENCODE>(a, c, i, pred, own, &cost);
+    /* pass z: z odd, y and x even in the box, neighbours from level 2 in global memory (none
+     * in a region of one plane) */
+    if constexpr (RZ > 1) {
+        for (unsigned j = threadIdx.x; j < RZ / 2 * BYE * BXE; j += IP_L1_THREADS) {
+            ip_slot<BYE, BXE>(j, kz, ky, kx);
+            const int z = z0 + 1 + 2 * kz, y = oy + 2 * ky, x = ox + 2 * kx;
+            if (!(z < z1 && (unsigned)y < (unsigned)by1 && (unsigned)x < (unsigned)bx1))
+                continue;
+            const uint32_t c[3] = {(uint32_t)z, (uint32_t)y, (uint32_t)x};
+            const uint32_t i = ip_raster(a, z, y, x);
+            const unsigned reach = ip_reach1(c[0], (uint32_t)nz);
+            const int32_t pred =
+                hf_ip_predict(reach, reach & HF_IP_M3 ? a.u[i - 3 * plane] : 0, a.u[i - plane],
+                              reach & HF_IP_P1 ? a.u[i + plane] : 0,
+                              reach & HF_IP_P3 ? a.u[i + 3 * plane] : 0);
+            const bool own = y >= y0 && y < y1 && x >= x0 && x < x1;
+            box_s[((1 + 2 * kz) * BY + 2 * ky) * BXE + kx] =
+                ip_code<T, ENCODE>(a, c, i, pred, own, &cost);
+        }
     }
     __syncthreads();
-    /* pass y: y odd inside the region, x even in the box */
-    ip_axis(S, 0, z0, z1, -1), ip_axis(S, 1, y0, y1, 1), ip_axis(S, 2, bx0, bx1, 0);
-    for (uint32_t j = threadIdx.x; j < S.n[0] * S.n[1] * S.n[2]; j += blockDim.x) {
-        ip_at(S, j, c);
-        const uint32_t b = IP_BOX(c), i = c[0] * plane + c[1] * nx + c[2];
-        const unsigned reach = hf_ip_reach(c[1], 1, ny);
-        const int32_t pred = hf_ip_predict(reach, reach & HF_IP_M3 ? box_s[b - 3 * BX] : 0,
-                                           box_s[b - BX], reach & HF_IP_P1 ? box_s[b + BX] : 0,
-                                           reach & HF_IP_P3 ? box_s[b + 3 * BX] : 0);
-        const bool own = c[2] >= x0 && c[2] < x1;
-        box_s[b] = ip_code<T, ENCODE>(a, c, i, pred, own, &cost);
+    /* pass y: y odd inside the region, x even in the box (none in a region of one row) */
+    if constexpr (RY > 1) {
+        for (unsigned j = threadIdx.x; j < RZ * (RY / 2) * BXE; j += IP_L1_THREADS) {
+            ip_slot<RY / 2, BXE>(j, kz, ky, kx);
+            const int z = z0 + kz, y = y0 + 1 + 2 * ky, x = ox + 2 * kx;
+            if (!(z < z1 && y < y1 && (unsigned)x < (unsigned)bx1))
+                continue;
+            const uint32_t c[3] = {(uint32_t)z, (uint32_t)y, (uint32_t)x};
+            const uint32_t i = ip_raster(a, z, y, x);
+            const int b = (kz * BY + MY + 1 + 2 * ky) * BXE + kx;
+            const unsigned reach = ip_reach1(c[1], (uint32_t)ny);
+            const int32_t pred =
+                hf_ip_predict(reach, reach & HF_IP_M3 ? box_s[b - 3 * BXE] : 0, box_s[b - BXE],
+                              reach & HF_IP_P1 ? box_s[b + BXE] : 0,
+                              reach & HF_IP_P3 ? box_s[b + 3 * BXE] : 0);
+            const bool own = x >= x0 && x < x1;
+            box_s[b] = ip_code<T, ENCODE>(a, c, i, pred, own, &cost);
+        }
     }
     __syncthreads();
-    /* pass x: x odd inside the region; nothing reads these codes */
-    ip_axis(S, 0, z0, z1, -1), ip_axis(S, 1, y0, y1, -1), ip_axis(S, 2, x0, x1, 1);
-    for (uint32_t j = threadIdx.x; j < S.n[0] * S.n[1] * S.n[2]; j += blockDim.x) {
-        ip_at(S, j, c);
-        const uint32_t b = IP_BOX(c), i = c[0] * plane + c[1] * nx + c[2];
-        const unsigned reach = hf_ip_reach(c[2], 1, nx);
-        const int32_t pred = hf_ip_predict(reach, reach & HF_IP_M3 ? box_s[b - 3] : 0,
-                                           box_s[b - 1], reach & HF_IP_P1 ? box_s[b + 1] : 0,
+    /* pass x: x odd inside the region; its neighbours x - 3, x - 1, x + 1, x + 3 are the box's
+     * even columns kx, kx + 1, kx + 2, kx + 3; nothing reads these codes */
+    for (unsigned j = threadIdx.x; j < RZ * RY * (RX / 2); j += IP_L1_THREADS) {
+        ip_slot<RY, RX / 2>(j, kz, ky, kx);
+        const int z = z0 + kz, y = y0 + ky, x = x0 + 1 + 2 * kx;
+        if (!(z < z1 && y < y1 && x < x1))
+            continue;
+        const uint32_t c[3] = {(uint32_t)z, (uint32_t)y, (uint32_t)x};
+        const uint32_t i = ip_raster(a, z, y, x);
+        const int b = (kz * BY + MY + ky) * BXE + kx;
+        const unsigned reach = ip_reach1(c[2], (uint32_t)nx);
+        const int32_t pred = hf_ip_predict(reach, reach & HF_IP_M3 ? box_s[b] : 0, box_s[b + 1],
+                                           reach & HF_IP_P1 ? box_s[b + 2] : 0,
                                            reach & HF_IP_P3 ? box_s[b + 3] : 0);
         ip_code<T, ENCODE>(a, c, i, pred, true, &cost);
     }
-#undef IP_BOX
     if (ENCODE) {
         const unsigned long long w = __reduce_add_sync(FULL, cost);
         if ((threadIdx.x & 31u) == 0 && w)
             atomicAdd(&a.plan->cost_ip, w);
     }
+}
+
+/* The fused level 1 over regions of RZ x RY x RX. */
+template <typename T, bool ENCODE, int RZ, int RY, int RX>
+static void ip_level1_launch(const ip_args &a, cudaStream_t s)
+{
+    const uint64_t regions = ((a.g.nz + RZ - 1) / RZ) * ((a.g.ny + RY - 1) / RY) *
+                             ((a.g.nx + RX - 1) / RX);
+    ip_level1_kernel<T, ENCODE, RZ, RY, RX><<<(unsigned)regions, IP_L1_THREADS, 0, s>>>(a);
 }
 
 /* The predictor: interpolation when tried and cheaper enough than the best Lorenzo order. */
@@ -341,13 +367,14 @@ static cudaError_t ip_launch_passes(ip_args a, int sms, cudaStream_t s)
     }
     if (fused == np)
         return cudaGetLastError();
-    const dim3 R = ip_region(a.g.dim);
-    const uint64_t regions = ((a.g.nz + R.z - 1) / R.z) * ((a.g.ny + R.y - 1) / R.y) *
-                             ((a.g.nx + R.x - 1) / R.x);
-    /* the largest box: the region with its margin, inside the chunk */
-    const unsigned smem = (unsigned)(min((uint64_t)R.z, a.g.nz) * min((uint64_t)R.y + 5, a.g.ny) *
-                                     min((uint64_t)R.x + 5, a.g.nx) * 4);
-    ip_level1_kernel<T, ENCODE><<<(unsigned)regions, IP_L1_THREADS, smem, s>>>(a, R);
+    /* regions by the chunk's shape: a region's slot grids cover every element of its passes
+     * only where the axes it leaves out (RZ or RY of 1) have one element */
+    if (a.g.nz > 1)
+        ip_level1_launch<T, ENCODE, 4, 16, 64>(a, s);
+    else if (a.g.ny > 1)
+        ip_level1_launch<T, ENCODE, 1, 32, 128>(a, s);
+    else
+        ip_level1_launch<T, ENCODE, 1, 1, 4096>(a, s);
     return cudaGetLastError();
 }
 
