@@ -1108,14 +1108,12 @@ struct hf_delta_out {
     int4 *p;     /* the group being filled */
     int4 v;
     unsigned k;  /* deltas of the group held in v */
+    /* v is a shift register: the newest delta in v.w, the k before it in the slots before. A
+     * delta is shifted in with moves and the full group stored with a predicated store, not
+     * branches on k, which would split the warp: its threads' groups fill at different times. */
     __device__ __forceinline__ void put(int32_t d)
     {
-        switch (k) {
-        case 0: v.x = d; break;
-        case 1: v.y = d; break;
-        case 2: v.z = d; break;
-        default: v.w = d; break;
-        }
+        v = make_int4(v.y, v.z, v.w, d);
         if (++k == 4) {
             *p++ = v;
             k = 0;
@@ -1131,13 +1129,13 @@ struct hf_delta_out {
         for (; n; n--)
             put(d);
     }
-    /* the deltas of a last, partial group */
+    /* the deltas of a last, partial group: the k newest */
     __device__ __forceinline__ void flush()
     {
         int32_t *q = (int32_t *)p;
-        if (k > 0) q[0] = v.x;
-        if (k > 1) q[1] = v.y;
-        if (k > 2) q[2] = v.z;
+        if (k == 3) q[0] = v.y, q[1] = v.z, q[2] = v.w;
+        if (k == 2) q[0] = v.z, q[1] = v.w;
+        if (k == 1) q[0] = v.w;
     }
 };
 
@@ -1161,13 +1159,16 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_
     const int32_t run_d = L.run_token == HF_TOK_FILL     ? HF_MARK_FILL
                           : L.run_token == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
                                                          : (int32_t)fl_unzigzag(L.run_token - 2);
-    uint64_t bit = a.suboff[s];
-    const uint64_t stop = a.suboff[s + 1];
-    uint64_t i = s * HF_SUB;
-    const uint64_t end = min(i + HF_SUB, a.g.n);
-    uint64_t wi = bit >> 5;
-    uint64_t acc = (wi < nwords ? words[wi] : 0u) >> (bit & 31u);
-    unsigned nacc = 32u - (unsigned)(bit & 31u);
+    /* 32-bit counters: bits from the sub-chunk's start (at most 16 x 4096 from the u16 table)
+     * and element indices (a chunk holds fewer than 2^32) */
+    const uint64_t bit0 = a.suboff[s];
+    const uint32_t stop = (uint32_t)(a.suboff[s + 1] - bit0);
+    uint32_t bit = 0;
+    uint32_t i = (uint32_t)(s * HF_SUB);
+    const uint32_t end = (uint32_t)min(s * HF_SUB + HF_SUB, a.g.n);
+    uint64_t wi = bit0 >> 5;
+    uint64_t acc = (wi < nwords ? words[wi] : 0u) >> (bit0 & 31u);
+    unsigned nacc = 32u - (unsigned)(bit0 & 31u);
     wi++;
     uint32_t next = wi < nwords ? words[wi] : 0u;   /* loaded a refill ahead of its use */
     hf_delta_out out = {(int4 *)(a.delta + i), make_int4(0, 0, 0, 0), 0u};
@@ -1192,34 +1193,32 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_
         bit += l;
         acc >>= l;
         nacc -= l;
-        if (tk >= 2 * R && L.form == HF_FORM_PAIRS) {   /* two small deltas */
-            if (end - i < 2) {
-                ok = false;
-                break;
-            }
-            out.put((int32_t)fl_unzigzag((tk - 2 * R) / HF_PAIR_K));
-            out.put((int32_t)fl_unzigzag((tk - 2 * R) % HF_PAIR_K));
-            i += 2;
-            continue;
-        }
-        if (tk >= 2 * R) {   /* a run of the run token (hf_run_token) */
-            const uint64_t run = HF_RUN_MAX - (tk - 2 * R);
+        if (tk >= 2 * R && L.form != HF_FORM_PAIRS) {   /* a run of the run token (hf_run_token) */
+            const uint32_t run = HF_RUN_MAX - (tk - 2 * R);
             if (run > end - i || (run_d == HF_MARK_FILL && !has_fill)) {
                 ok = false;
                 break;
             }
-            out.put_run(run_d, (unsigned)run);
+            out.put_run(run_d, run);
             i += run;
             continue;
         }
-        if ((L.form == HF_FORM_RUNS && tk == L.run_token) || (tk == HF_TOK_FILL && !has_fill)) {
+        /* one token, or a pair of two small deltas: the same path, so the warp stays together */
+        const bool pair = tk >= 2 * R;
+        const bool bad_one =
+            (L.form == HF_FORM_RUNS && tk == L.run_token) || (tk == HF_TOK_FILL && !has_fill);
+        if (pair ? end - i < 2 : bad_one) {
             ok = false;
             break;
         }
-        out.put(tk == HF_TOK_FILL     ? HF_MARK_FILL
-                : tk == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
-                                      : (int32_t)fl_unzigzag(tk - 2));
-        i++;
+        const uint32_t z = pair ? (tk - 2 * R) / HF_PAIR_K : tk - 2;
+        const int32_t d0 = tk == HF_TOK_FILL     ? HF_MARK_FILL   /* radius >= 2: not pairs */
+                           : tk == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
+                                                 : hf_unzigzag32(z);
+        out.put(d0);
+        if (pair)
+            out.put(hf_unzigzag32((tk - 2 * R) % HF_PAIR_K));
+        i += pair ? 2u : 1u;
     }
     out.flush();
     if (!ok || bit != stop)
