@@ -1119,16 +1119,6 @@ struct hf_delta_out {
             k = 0;
         }
     }
-    /* n times d: whole groups are stored at once */
-    __device__ __forceinline__ void put_run(int32_t d, unsigned n)
-    {
-        for (; n && k; n--)
-            put(d);
-        for (; n >= 4; n -= 4)
-            *p++ = make_int4(d, d, d, d);
-        for (; n; n--)
-            put(d);
-    }
     /* the deltas of a last, partial group: the k newest */
     __device__ __forceinline__ void flush()
     {
@@ -1141,7 +1131,13 @@ struct hf_delta_out {
 
 /* decode_sub of huff_cpu.c: a thread a sub-chunk, the table in shared memory, the stream read
  * a 32-bit word at a time (zeros past its end, as hf_peek64 reads) and the deltas written four
- * at a time. A refill leaves at least 32 bits, more than the HF_MAX_LEN a lookup takes. */
+ * at a time. A refill leaves at least 32 bits, more than the HF_MAX_LEN a lookup takes.
+ * Where runs hold most elements, a warp's threads decode a token each per step, all 32 taking
+ * part in every step until the last has finished, so that the whole warp can store their runs
+ * together: a thread finishes
+ * the group it has begun and keeps a run's last partial group, and the warp stores the whole
+ * groups between, 32 groups (512 bytes) a store, where one thread would store them one at a
+ * time while the others wait. */
 __global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_args a)
 {
     uint16_t *table_s = (uint16_t *)hf_smem;
@@ -1150,8 +1146,7 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_
     __syncthreads();
     const hf_layout &L = a.L;
     const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
-    if (s >= a.g.nsub || a.sc->corrupt)
-        return;
+    const bool live = s < a.g.nsub && !a.sc->corrupt;   /* the others only help with runs */
     const uint32_t *words = (const uint32_t *)(a.in + L.off_stream);
     const uint64_t nwords = L.stream_bytes / 4;   /* a multiple of 4: hf_dscan_kernel checked */
     const unsigned R = L.radius;
@@ -1161,22 +1156,26 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_
                                                          : (int32_t)fl_unzigzag(L.run_token - 2);
     /* 32-bit counters: bits from the sub-chunk's start (at most 16 x 4096 from the u16 table)
      * and element indices (a chunk holds fewer than 2^32) */
-    const uint64_t bit0 = a.suboff[s];
-    const uint32_t stop = (uint32_t)(a.suboff[s + 1] - bit0);
+    const uint64_t bit0 = live ? a.suboff[s] : 0;
+    const uint32_t stop = live ? (uint32_t)(a.suboff[s + 1] - bit0) : 0;
     uint32_t bit = 0;
-    uint32_t i = (uint32_t)(s * HF_SUB);
-    const uint32_t end = (uint32_t)min(s * HF_SUB + HF_SUB, a.g.n);
+    uint32_t i = live ? (uint32_t)(s * HF_SUB) : 0;
+    uint32_t end = live ? (uint32_t)min(s * HF_SUB + HF_SUB, a.g.n) : 0;
     uint64_t wi = bit0 >> 5;
-    uint64_t acc = (wi < nwords ? words[wi] : 0u) >> (bit0 & 31u);
+    uint64_t acc = live && wi < nwords ? words[wi] >> (bit0 & 31u) : 0u;
     unsigned nacc = 32u - (unsigned)(bit0 & 31u);
     wi++;
-    uint32_t next = wi < nwords ? words[wi] : 0u;   /* loaded a refill ahead of its use */
+    uint32_t next = live && wi < nwords ? words[wi] : 0u;   /* loaded a refill ahead of its use */
     hf_delta_out out = {(int4 *)(a.delta + i), make_int4(0, 0, 0, 0), 0u};
     bool ok = true;
-    while (i < end) {
+    /* one token of this thread's sub-chunk; a run's whole groups are left to the warp (its
+     * first group and count in run_at, run_groups); a damaged stream ends the sub-chunk */
+    int4 *run_at = nullptr;
+    uint32_t run_groups = 0;
+    auto step = [&]() {
         if (bit >= stop) {
             ok = false;
-            break;
+            return;
         }
         if (nacc < 32) {
             acc |= (uint64_t)next << nacc;
@@ -1188,20 +1187,26 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_
         const unsigned tk = ent & 0xFFFu, l = ent >> 12;   /* hf_table_entry's layout */
         if (l == 0 || bit + l > stop) {
             ok = false;
-            break;
+            return;
         }
         bit += l;
         acc >>= l;
         nacc -= l;
         if (tk >= 2 * R && L.form != HF_FORM_PAIRS) {   /* a run of the run token (hf_run_token) */
-            const uint32_t run = HF_RUN_MAX - (tk - 2 * R);
+            uint32_t run = HF_RUN_MAX - (tk - 2 * R);
             if (run > end - i || (run_d == HF_MARK_FILL && !has_fill)) {
                 ok = false;
-                break;
+                return;
             }
-            out.put_run(run_d, run);
             i += run;
-            continue;
+            for (; run && out.k; run--)   /* the group begun */
+                out.put(run_d);
+            run_at = out.p;
+            run_groups = run / 4;
+            out.p += run_groups;
+            for (run %= 4; run; run--)    /* the last partial group */
+                out.put(run_d);
+            return;
         }
         /* one token, or a pair of two small deltas: the same path, so the warp stays together */
         const bool pair = tk >= 2 * R;
@@ -1209,7 +1214,7 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_
             (L.form == HF_FORM_RUNS && tk == L.run_token) || (tk == HF_TOK_FILL && !has_fill);
         if (pair ? end - i < 2 : bad_one) {
             ok = false;
-            break;
+            return;
         }
         const uint32_t z = pair ? (tk - 2 * R) / HF_PAIR_K : tk - 2;
         const int32_t d0 = tk == HF_TOK_FILL     ? HF_MARK_FILL   /* radius >= 2: not pairs */
@@ -1219,7 +1224,39 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_
         if (pair)
             out.put(hf_unzigzag32((tk - 2 * R) % HF_PAIR_K));
         i += pair ? 2u : 1u;
+    };
+    const unsigned lane = threadIdx.x & 31u;
+    const int4 run_g = make_int4(run_d, run_d, run_d, run_d);
+    /* The warp's votes every step cost more than they save unless runs hold most elements,
+     * as in a stream of less than 1/8 bit an element (on the Nyx-like fields they cost a
+     * quarter more time at 0.6 bits). Pairs leave no runs at all. Either way the bytes are the
+     * same. */
+    const bool together = L.form != HF_FORM_PAIRS && L.stream_bytes * 64 < a.g.n;
+    while (!together && i < end && ok) {
+        step();
+        for (uint32_t g = 0; g < run_groups; g++)   /* this thread's run, alone */
+            run_at[g] = run_g;
+        run_groups = 0;
     }
+    while (together && __any_sync(FULL, i < end)) {
+        if (i < end) {
+            step();
+            if (!ok)
+                end = i;   /* stop here; reported below */
+        }
+        /* the runs of this step, one thread's after another's, by the whole warp */
+        for (unsigned runners = __ballot_sync(FULL, run_groups != 0); runners;
+             runners &= runners - 1) {
+            const int src = __ffs(runners) - 1;
+            int4 *at = (int4 *)__shfl_sync(FULL, (unsigned long long)run_at, src);
+            const uint32_t groups = __shfl_sync(FULL, run_groups, src);
+            for (uint32_t g = lane; g < groups; g += 32)
+                at[g] = run_g;
+        }
+        run_groups = 0;
+    }
+    if (!live)
+        return;
     out.flush();
     if (!ok || bit != stop)
         atomicOr(&a.sc->corrupt, 1u);
