@@ -1134,10 +1134,9 @@ struct hf_delta_out {
  * at a time. A refill leaves at least 32 bits, more than the HF_MAX_LEN a lookup takes.
  * Where runs hold most elements, a warp's threads decode a token each per step, all 32 taking
  * part in every step until the last has finished, so that the whole warp can store their runs
- * together: a thread finishes
- * the group it has begun and keeps a run's last partial group, and the warp stores the whole
- * groups between, 32 groups (512 bytes) a store, where one thread would store them one at a
- * time while the others wait. */
+ * together: a thread finishes the group it has begun and keeps a run's last partial group, and
+ * the warp stores the whole groups between, 32 groups (512 bytes) a store, where one thread
+ * would store them one at a time while the others wait. */
 __global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_args a)
 {
     uint16_t *table_s = (uint16_t *)hf_smem;
