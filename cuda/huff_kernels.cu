@@ -3,8 +3,9 @@
  * Encoding: the quantiser once (its codes kept for the token pass) with the Lorenzo orders'
  * costs, then tokens with a per-tile histogram and the ordered outlier and verbatim lists
  * (decoupled look-back), the three forms' codebooks a CTA each, side by side, the bit stream a
- * warp per sub-chunk. Decoding: deltas a thread per sub-chunk, the outliers, then partial sums
- * a CTA per tile in shared memory. */
+ * warp per sub-chunk. Decoding: deltas (a thread a sub-chunk, or HF_SPLIT threads where the
+ * stream is neither dense nor mostly runs), the outliers, then partial sums a CTA per tile in
+ * shared memory. */
 #include "kernels.h"
 #include "lookback.cuh"
 
@@ -12,7 +13,7 @@
 #define HF_WARPS (HF_THREADS / 32)
 #define HF_SEG (HF_TILE_N / HF_WARPS)      /* a warp's share of a tile in the ordered passes */
 #define HF_BATCH 16                        /* loads a thread issues before using them */
-#define HF_SUB_THREADS 128                 /* the decoder: a thread a sub-chunk */
+#define HF_SUB_THREADS 128                 /* decoders of a thread a sub-chunk */
 #define HF_ONE_THREADS 1024                /* a CTA a task: codebooks, choice, offsets */
 #define HF_TABLE (1u << HF_MAX_LEN)
 
@@ -1102,70 +1103,355 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_dscan_kernel(const hf_dec_a
         atomicOr(&a.sc->corrupt, 1u);
 }
 
-/* A sub-chunk's deltas in groups of four, each stored with one 16-byte write: sub-chunks start
- * at multiples of HF_SUB and delta is 16-byte aligned, so the groups are aligned. */
+/* The stream read from any bit a 32-bit word at a time (zeros past its end, as hf_peek64 reads),
+ * a refill ahead of its use: a refill leaves at least 32 bits, more than a lookup takes. */
+struct hf_reader {
+    const uint32_t *words;
+    uint64_t nwords, wi;
+    uint64_t acc;
+    unsigned nacc;
+    uint32_t next;
+    __device__ __forceinline__ void seek(uint64_t bit)
+    {
+        wi = bit >> 5;
+        acc = wi < nwords ? words[wi] >> (bit & 31u) : 0u;
+        nacc = 32u - (unsigned)(bit & 31u);
+        wi++;
+        next = wi < nwords ? words[wi] : 0u;
+    }
+    /* the decoder table's entry for the next bits (hf_table_entry's layout) */
+    __device__ __forceinline__ unsigned peek(const uint16_t *table)
+    {
+        if (nacc < 32) {
+            acc |= (uint64_t)next << nacc;
+            nacc += 32;
+            wi++;
+            next = wi < nwords ? words[wi] : 0u;
+        }
+        return table[acc & (HF_TABLE - 1u)];
+    }
+    __device__ __forceinline__ void skip(unsigned l)
+    {
+        acc >>= l;
+        nacc -= l;
+    }
+};
+
+/* Elements token tk stands for: a pair's two, a run's length, or one. */
+__device__ __forceinline__ uint32_t hf_tok_elems(unsigned tk, unsigned R, unsigned form)
+{
+    return tk < 2 * R ? 1u : form == HF_FORM_PAIRS ? 2u : HF_RUN_MAX - (tk - 2 * R);
+}
+
+/* Deltas in aligned groups of four, each stored with one 16-byte write (delta is 16-byte
+ * aligned). v is a shift register: the newest delta in v.w, the k before it in the slots before;
+ * a delta is shifted in with moves and the full group stored with a predicated store, not
+ * branches on k, which would split the warp: its threads' groups fill at different times. A
+ * span that starts inside a group (lead > 0) stores that group's slots from lead on alone: the
+ * slots before are the span before's. */
 struct hf_delta_out {
-    int4 *p;     /* the group being filled */
+    int4 *p;        /* the group being filled */
     int4 v;
-    unsigned k;  /* deltas of the group held in v */
-    /* v is a shift register: the newest delta in v.w, the k before it in the slots before. A
-     * delta is shifted in with moves and the full group stored with a predicated store, not
-     * branches on k, which would split the warp: its threads' groups fill at different times. */
+    unsigned k;     /* slots of the group held in v (the lead ones not this span's) */
+    unsigned lead;  /* in the first group: the slots before the span */
+    __device__ __forceinline__ void begin(int32_t *delta, uint32_t i)
+    {
+        p = (int4 *)(delta + (i & ~3u));
+        v = make_int4(0, 0, 0, 0);
+        k = lead = i & 3u;
+    }
     __device__ __forceinline__ void put(int32_t d)
     {
         v = make_int4(v.y, v.z, v.w, d);
         if (++k == 4) {
-            *p++ = v;
-            k = 0;
+            if (lead)
+                tail(lead);
+            else
+                *p = v;
+            p++;
+            k = lead = 0;
         }
     }
-    /* the deltas of a last, partial group: the k newest */
-    __device__ __forceinline__ void flush()
+    /* slots from..k-1 of the group at p, held in the last k slots of v */
+    __device__ __forceinline__ void tail(unsigned from)
     {
         int32_t *q = (int32_t *)p;
-        if (k == 3) q[0] = v.y, q[1] = v.z, q[2] = v.w;
-        if (k == 2) q[0] = v.z, q[1] = v.w;
-        if (k == 1) q[0] = v.w;
+        const int32_t s0 = k == 4 ? v.x : k == 3 ? v.y : k == 2 ? v.z : v.w;
+        const int32_t s1 = k == 4 ? v.y : k == 3 ? v.z : v.w, s2 = k == 4 ? v.z : v.w;
+        if (from == 0 && k > 0) q[0] = s0;
+        if (from <= 1 && k > 1) q[1] = s1;
+        if (from <= 2 && k > 2) q[2] = s2;
+        if (k > 3) q[3] = v.w;
+    }
+    /* the deltas of a last, partial group */
+    __device__ __forceinline__ void flush()
+    {
+        tail(lead);
     }
 };
 
-/* decode_sub of huff_cpu.c: a thread a sub-chunk, the table in shared memory, the stream read
- * a 32-bit word at a time (zeros past its end, as hf_peek64 reads) and the deltas written four
- * at a time. A refill leaves at least 32 bits, more than the HF_MAX_LEN a lookup takes.
- * Where runs hold most elements, a warp's threads decode a token each per step, all 32 taking
- * part in every step until the last has finished, so that the whole warp can store their runs
- * together: a thread finishes the group it has begun and keeps a run's last partial group, and
- * the warp stores the whole groups between, 32 groups (512 bytes) a store, where one thread
- * would store them one at a time while the others wait. */
-__global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_args a)
+/* The delta a run of the run token stands for. */
+__device__ __forceinline__ int32_t hf_run_delta(const hf_layout &L)
+{
+    return L.run_token == HF_TOK_FILL     ? HF_MARK_FILL
+           : L.run_token == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
+                                          : (int32_t)fl_unzigzag(L.run_token - 2);
+}
+
+/* decode_sub of huff_cpu.c over the tokens from bit p to bit pend of a sub-chunk (relative to
+ * bit0), elements i to iend: false on any inconsistency. The tokens must end exactly at pend
+ * and fill exactly [i, iend), which, with every token inside both, accepts what the CPU's
+ * element-driven loop accepts. */
+__device__ bool hf_decode_span(const hf_dec_args &a, const uint16_t *table, uint64_t bit0,
+                               uint32_t p, uint32_t pend, uint32_t i, uint32_t iend)
+{
+    const hf_layout &L = a.L;
+    const unsigned R = L.radius;
+    const int has_fill = a.Q.has_fill;
+    const int32_t run_d = hf_run_delta(L);
+    const int4 run_g = make_int4(run_d, run_d, run_d, run_d);
+    hf_reader rd = {(const uint32_t *)(a.in + L.off_stream), L.stream_bytes / 4};
+    rd.seek(bit0 + p);
+    hf_delta_out out;
+    out.begin(a.delta, i);
+    while (p < pend) {
+        const unsigned ent = rd.peek(table);
+        const unsigned tk = ent & 0xFFFu, l = ent >> 12;
+        if (l == 0 || l > pend - p)
+            return false;
+        p += l;
+        rd.skip(l);
+        const uint32_t e = hf_tok_elems(tk, R, L.form);
+        if (e > iend - i)
+            return false;
+        i += e;
+        if (tk >= 2 * R && L.form != HF_FORM_PAIRS) {   /* a run of the run token */
+            if (run_d == HF_MARK_FILL && !has_fill)
+                return false;
+            uint32_t run = e;
+            for (; run && out.k; run--)   /* the group begun */
+                out.put(run_d);
+            for (uint32_t g = 0; g < run / 4; g++)
+                out.p[g] = run_g;
+            out.p += run / 4;
+            for (run %= 4; run; run--)    /* the last partial group */
+                out.put(run_d);
+            continue;
+        }
+        /* one token, or a pair of two small deltas: the same path, so the warp stays together */
+        const bool pair = tk >= 2 * R;
+        if (!pair &&
+            ((L.form == HF_FORM_RUNS && tk == L.run_token) || (tk == HF_TOK_FILL && !has_fill)))
+            return false;
+        const uint32_t z = pair ? (tk - 2 * R) / HF_PAIR_K : tk - 2;
+        out.put(tk == HF_TOK_FILL     ? HF_MARK_FILL   /* radius >= 2: not pairs */
+                : tk == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
+                                      : hf_unzigzag32(z));
+        if (pair)
+            out.put(hf_unzigzag32((tk - 2 * R) % HF_PAIR_K));
+    }
+    out.flush();
+    return i == iend;
+}
+
+/* The decoder table into shared memory, 8 entries a load. */
+__device__ __forceinline__ uint16_t *hf_table_to_smem(const hf_dec_args &a)
 {
     uint16_t *table_s = (uint16_t *)hf_smem;
-    for (unsigned i = threadIdx.x; i < HF_TABLE / 8; i += blockDim.x)   /* 8 entries a load */
+    for (unsigned i = threadIdx.x; i < HF_TABLE / 8; i += blockDim.x)
         ((uint4 *)table_s)[i] = ((const uint4 *)a.table)[i];
+    return table_s;
+}
+
+/* Sub-chunks of streams of HF_DENSE bits an element or more: a thread a sub-chunk. There a
+ * warp's threads all decode a token every few elements, and splitting the sub-chunks
+ * (hf_split_kernel), which decodes them twice, measured 10-20% slower on the Nyx-like fields. */
+#define HF_DENSE 1u
+
+__global__ void __launch_bounds__(HF_SUB_THREADS) hf_sub_kernel(const hf_dec_args a)
+{
+    const uint16_t *table_s = hf_table_to_smem(a);
+    __syncthreads();
+    const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    if (s >= a.g.nsub || a.sc->corrupt)
+        return;
+    const uint64_t bit0 = a.suboff[s];
+    const uint32_t first = (uint32_t)(s * HF_SUB);
+    if (!hf_decode_span(a, table_s, bit0, 0, (uint32_t)(a.suboff[s + 1] - bit0), first,
+                        (uint32_t)min(s * HF_SUB + HF_SUB, a.g.n)))
+        atomicOr(&a.sc->corrupt, 1u);
+}
+
+/* Sub-chunks of streams of 1/8 to HF_DENSE bits an element: HF_SPLIT threads a sub-chunk,
+ * each decoding an equal share of its bits. One thread a sub-chunk would leave the GPU mostly
+ * idle there (32,768 threads for 2^27 elements, a token every few elements): of a warp's
+ * threads, those with runs or fewer tokens would wait on the one with the most.
+ * Only the first share starts at a known token boundary. Thread k > 0 starts at its share's
+ * first bit b_k and notes, in shared memory, the bits where its tokens start in the next
+ * HF_SPLIT_WIN bits. Every thread then decodes from its b_j on, past b_{j+1}, until it lands on
+ * a bit the next share noted: from there both threads read the same tokens (Huffman codes
+ * resynchronise, on the Nyx-like fields within 8 to 46 bits on average). A thread that passes a
+ * share's window without landing decodes that share too and looks for the next one's. The
+ * shares on the chain of these landings from share 0 hold the true tokens: each decodes from
+ * where its predecessor landed to where it lands itself, and their element counts, scanned,
+ * place its deltas. The counts not adding up to the sub-chunk, or a chain share's tokens
+ * breaking off, mean a damaged stream, which the sub-chunk's first thread then decodes alone
+ * for the verdict. Shares are at least HF_SPLIT_WIN bits, so a landing lies inside the share. */
+#define HF_SPLIT 8u
+#define HF_SPLIT_THREADS 256
+#define HF_SPLIT_WIN 256u
+#define HF_SPLIT_WORDS (HF_SPLIT_WIN / 32u)
+#define HF_SMEM_SPLIT (HF_SMEM_TABLE + HF_SPLIT_THREADS * HF_SPLIT_WORDS * 4u)
+
+__global__ void __launch_bounds__(HF_SPLIT_THREADS) hf_split_kernel(const hf_dec_args a)
+{
+    const uint16_t *table_s = hf_table_to_smem(a);
+    uint32_t *starts_s = (uint32_t *)(hf_smem + HF_SMEM_TABLE);   /* HF_SPLIT_WORDS a thread */
+    for (unsigned w = 0; w < HF_SPLIT_WORDS; w++)
+        starts_s[threadIdx.x * HF_SPLIT_WORDS + w] = 0;
+    __syncthreads();
+    const hf_layout &L = a.L;
+    const unsigned R = L.radius;
+    const uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x, s = t / HF_SPLIT;
+    const unsigned j = (unsigned)(t % HF_SPLIT);
+    const bool live = s < a.g.nsub && !a.sc->corrupt;
+    /* 32-bit counters relative to the sub-chunk: its bits (at most 16 x 4096) and elements */
+    const uint64_t bit0 = live ? a.suboff[s] : 0;
+    const uint32_t stop = live ? (uint32_t)(a.suboff[s + 1] - bit0) : 0;
+    const uint32_t first = (uint32_t)(s * HF_SUB);
+    const uint32_t count = live ? (uint32_t)min((uint64_t)HF_SUB, a.g.n - s * HF_SUB) : 0;
+    const unsigned shares = max(1u, min(HF_SPLIT, stop / HF_SPLIT_WIN));
+    const uint32_t plen = (stop + shares - 1) / shares, bj = j * plen;
+    const bool mine = live && j < shares;
+    uint32_t *share_starts = starts_s + (threadIdx.x - j) * HF_SPLIT_WORDS;   /* share 0's */
+    hf_reader rd = {(const uint32_t *)(a.in + L.off_stream), L.stream_bytes / 4};
+
+    /* this share's token starts in its window (a path that breaks off leaves the rest unset) */
+    if (mine && j > 0) {
+        uint32_t *own = share_starts + j * HF_SPLIT_WORDS;
+        rd.seek(bit0 + bj);
+        for (uint32_t p = bj; p - bj < HF_SPLIT_WIN;) {
+            own[(p - bj) >> 5] |= 1u << ((p - bj) & 31u);
+            if (p == stop)
+                break;
+            const unsigned l = rd.peek(table_s) >> 12;
+            if (l == 0 || l > stop - p)
+                break;
+            rd.skip(l);
+            p += l;
+        }
+    }
+    __syncwarp();
+
+    /* from b_j to the landing in a later share's window (land_at; the end: shares), counting
+     * elements */
+    bool broke = false;
+    uint32_t land = 0, elems = 0;
+    unsigned land_at = shares;
+    if (mine) {
+        rd.seek(bit0 + bj);
+        unsigned k = j + 1;
+        for (uint32_t p = bj;;) {
+            while (k < shares && p >= k * plen && p - k * plen >= HF_SPLIT_WIN)
+                k++;   /* passed share k's window: this thread decodes share k too */
+            if (k < shares && p >= k * plen) {
+                const uint32_t d = p - k * plen;
+                if (share_starts[k * HF_SPLIT_WORDS + (d >> 5)] >> (d & 31u) & 1u) {
+                    land = p;
+                    land_at = k;
+                    break;
+                }
+            }
+            if (p == stop) {   /* the end: any shares left hold no tokens */
+                land = p;
+                break;
+            }
+            const unsigned ent = rd.peek(table_s), l = ent >> 12;
+            if (l == 0 || l > stop - p) {
+                broke = true;
+                break;
+            }
+            rd.skip(l);
+            p += l;
+            elems += hf_tok_elems(ent & 0xFFFu, R, L.form);
+        }
+    }
+    /* the chain from share 0: whether this share is on it, and m, where its predecessor landed
+     * (landings strictly increase the share, so HF_SPLIT steps reach the end) */
+    bool on = false;
+    uint32_t m = 0;
+    unsigned cur = 0;
+    for (unsigned r = 0; r < HF_SPLIT; r++) {
+        const bool in = cur < shares;
+        on |= in && cur == j;
+        const unsigned next = __shfl_sync(FULL, land_at, cur & (HF_SPLIT - 1u), HF_SPLIT);
+        const uint32_t at = __shfl_sync(FULL, land, cur & (HF_SPLIT - 1u), HF_SPLIT);
+        if (in && next == j)
+            m = at;
+        if (in)
+            cur = next;
+    }
+    /* the elements from b_j to m taken off: this share's are m's to its landing's */
+    if (on && j > 0 && !broke) {
+        rd.seek(bit0 + bj);
+        for (uint32_t p = bj; p < m;) {   /* m is one of this path's starts */
+            const unsigned ent = rd.peek(table_s), l = ent >> 12;
+            if (l == 0)
+                break;
+            rd.skip(l);
+            p += l;
+            elems -= hf_tok_elems(ent & 0xFFFu, R, L.form);
+        }
+    }
+    if (!on)
+        elems = 0;
+    uint32_t before = elems;   /* inclusive, then exclusive, sum over the sub-chunk's shares */
+    for (unsigned d = 1; d < HF_SPLIT; d <<= 1) {
+        const uint32_t v = __shfl_up_sync(FULL, before, d, HF_SPLIT);
+        if (j >= d)
+            before += v;
+    }
+    const uint32_t total = __shfl_sync(FULL, before, HF_SPLIT - 1, HF_SPLIT);
+    before -= elems;
+    const unsigned lane = threadIdx.x & 31u;
+    const unsigned group = FULL >> (32u - HF_SPLIT) << (lane & ~(HF_SPLIT - 1u));
+    const bool alone = (__ballot_sync(FULL, on && broke) & group) != 0 || total != count;
+    if (!live)
+        return;
+    bool ok = true;
+    if (!alone && on)
+        ok = hf_decode_span(a, table_s, bit0, m, land, first + before, first + before + elems);
+    else if (alone && j == 0)
+        ok = hf_decode_span(a, table_s, bit0, 0, stop, first, first + count);
+    if (!ok)
+        atomicOr(&a.sc->corrupt, 1u);
+}
+
+/* Sub-chunks of streams of less than 1/8 bit an element, where runs hold most elements (never
+ * pairs): a thread a sub-chunk (decode_sub of huff_cpu.c), a warp's threads decoding a token
+ * each per step, all 32 taking part in every step until the last has finished, so that the
+ * whole warp can store their runs together: a thread finishes the group it has begun and keeps
+ * a run's last partial group, and the warp stores the whole groups between, 32 groups (512
+ * bytes) a store, where one thread would store them one at a time while the others wait. */
+__global__ void __launch_bounds__(HF_SUB_THREADS) hf_runs_kernel(const hf_dec_args a)
+{
+    const uint16_t *table_s = hf_table_to_smem(a);
     __syncthreads();
     const hf_layout &L = a.L;
     const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
     const bool live = s < a.g.nsub && !a.sc->corrupt;   /* the others only help with runs */
-    const uint32_t *words = (const uint32_t *)(a.in + L.off_stream);
-    const uint64_t nwords = L.stream_bytes / 4;   /* a multiple of 4: hf_dscan_kernel checked */
     const unsigned R = L.radius;
     const int has_fill = a.Q.has_fill;
-    const int32_t run_d = L.run_token == HF_TOK_FILL     ? HF_MARK_FILL
-                          : L.run_token == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
-                                                         : (int32_t)fl_unzigzag(L.run_token - 2);
-    /* 32-bit counters: bits from the sub-chunk's start (at most 16 x 4096 from the u16 table)
-     * and element indices (a chunk holds fewer than 2^32) */
+    const int32_t run_d = hf_run_delta(L);
     const uint64_t bit0 = live ? a.suboff[s] : 0;
     const uint32_t stop = live ? (uint32_t)(a.suboff[s + 1] - bit0) : 0;
     uint32_t bit = 0;
     uint32_t i = live ? (uint32_t)(s * HF_SUB) : 0;
     uint32_t end = live ? (uint32_t)min(s * HF_SUB + HF_SUB, a.g.n) : 0;
-    uint64_t wi = bit0 >> 5;
-    uint64_t acc = live && wi < nwords ? words[wi] >> (bit0 & 31u) : 0u;
-    unsigned nacc = 32u - (unsigned)(bit0 & 31u);
-    wi++;
-    uint32_t next = live && wi < nwords ? words[wi] : 0u;   /* loaded a refill ahead of its use */
-    hf_delta_out out = {(int4 *)(a.delta + i), make_int4(0, 0, 0, 0), 0u};
+    hf_reader rd = {(const uint32_t *)(a.in + L.off_stream), L.stream_bytes / 4};
+    rd.seek(bit0);
+    hf_delta_out out;
+    out.begin(a.delta, i);
     bool ok = true;
     /* one token of this thread's sub-chunk; a run's whole groups are left to the warp (its
      * first group and count in run_at, run_groups); a damaged stream ends the sub-chunk */
@@ -1176,28 +1462,26 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_
             ok = false;
             return;
         }
-        if (nacc < 32) {
-            acc |= (uint64_t)next << nacc;
-            nacc += 32;
-            wi++;
-            next = wi < nwords ? words[wi] : 0u;
-        }
-        const unsigned ent = table_s[acc & (HF_TABLE - 1u)];
-        const unsigned tk = ent & 0xFFFu, l = ent >> 12;   /* hf_table_entry's layout */
+        const unsigned ent = rd.peek(table_s);
+        const unsigned tk = ent & 0xFFFu, l = ent >> 12;
         if (l == 0 || bit + l > stop) {
             ok = false;
             return;
         }
         bit += l;
-        acc >>= l;
-        nacc -= l;
-        if (tk >= 2 * R && L.form != HF_FORM_PAIRS) {   /* a run of the run token (hf_run_token) */
-            uint32_t run = HF_RUN_MAX - (tk - 2 * R);
-            if (run > end - i || (run_d == HF_MARK_FILL && !has_fill)) {
+        rd.skip(l);
+        const uint32_t e = hf_tok_elems(tk, R, L.form);
+        if (e > end - i) {
+            ok = false;
+            return;
+        }
+        i += e;
+        if (tk >= 2 * R) {   /* a run of the run token (the form is not pairs) */
+            if (run_d == HF_MARK_FILL && !has_fill) {
                 ok = false;
                 return;
             }
-            i += run;
+            uint32_t run = e;
             for (; run && out.k; run--)   /* the group begun */
                 out.put(run_d);
             run_at = out.p;
@@ -1207,37 +1491,17 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_decode_kernel(const hf_dec_
                 out.put(run_d);
             return;
         }
-        /* one token, or a pair of two small deltas: the same path, so the warp stays together */
-        const bool pair = tk >= 2 * R;
-        const bool bad_one =
-            (L.form == HF_FORM_RUNS && tk == L.run_token) || (tk == HF_TOK_FILL && !has_fill);
-        if (pair ? end - i < 2 : bad_one) {
+        if ((L.form == HF_FORM_RUNS && tk == L.run_token) || (tk == HF_TOK_FILL && !has_fill)) {
             ok = false;
             return;
         }
-        const uint32_t z = pair ? (tk - 2 * R) / HF_PAIR_K : tk - 2;
-        const int32_t d0 = tk == HF_TOK_FILL     ? HF_MARK_FILL   /* radius >= 2: not pairs */
-                           : tk == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
-                                                 : hf_unzigzag32(z);
-        out.put(d0);
-        if (pair)
-            out.put(hf_unzigzag32((tk - 2 * R) % HF_PAIR_K));
-        i += pair ? 2u : 1u;
+        out.put(tk == HF_TOK_FILL     ? HF_MARK_FILL
+                : tk == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
+                                      : hf_unzigzag32(tk - 2));
     };
     const unsigned lane = threadIdx.x & 31u;
     const int4 run_g = make_int4(run_d, run_d, run_d, run_d);
-    /* The warp's votes every step cost more than they save unless runs hold most elements,
-     * as in a stream of less than 1/8 bit an element (on the Nyx-like fields they cost a
-     * quarter more time at 0.6 bits). Pairs leave no runs at all. Either way the bytes are the
-     * same. */
-    const bool together = L.form != HF_FORM_PAIRS && L.stream_bytes * 64 < a.g.n;
-    while (!together && i < end && ok) {
-        step();
-        for (uint32_t g = 0; g < run_groups; g++)   /* this thread's run, alone */
-            run_at[g] = run_g;
-        run_groups = 0;
-    }
-    while (together && __any_sync(FULL, i < end)) {
+    while (__any_sync(FULL, i < end)) {
         if (i < end) {
             step();
             if (!ok)
@@ -1443,9 +1707,10 @@ static unsigned hf_grid(int sms)
     return (unsigned)(sms > 0 ? sms : 1) * 4u;
 }
 
-static unsigned hf_sub_grid(uint64_t nsub)
+/* CTAs of `threads` for `per` threads a sub-chunk */
+static unsigned hf_sub_grid(uint64_t nsub, unsigned per, unsigned threads)
 {
-    return (unsigned)((nsub + HF_SUB_THREADS - 1) / HF_SUB_THREADS);
+    return (unsigned)((nsub * per + threads - 1) / threads);
 }
 
 template <typename T, int DIM>
@@ -1521,12 +1786,26 @@ cudaError_t hzc_huff_launch_decode(const hf_geom *g, const fl_quant *Q, const hf
                               : cudaFuncSetAttribute(hf_dtile_kernel<double>,
                                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                      HF_SMEM_DTILE);
-    if (e != cudaSuccess || (e = cudaFuncSetAttribute(hf_decode_kernel,
-                                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                      HF_SMEM_TABLE)) != cudaSuccess)
+    /* by the stream's bits an element: under 1/8, runs by the warp (pairs leave none); under
+     * HF_DENSE, sub-chunks split; else a thread a sub-chunk. Either way the same deltas. */
+    const bool runs = L->form != HF_FORM_PAIRS && L->stream_bytes * 64 < g->n;
+    const bool split = !runs && L->stream_bytes * 8 < HF_DENSE * g->n;
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(runs ? hf_runs_kernel : split ? hf_split_kernel : hf_sub_kernel,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 split ? HF_SMEM_SPLIT : HF_SMEM_TABLE);
+    if (e != cudaSuccess)
         return e;
     hf_dscan_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
-    hf_decode_kernel<<<hf_sub_grid(g->nsub), HF_SUB_THREADS, HF_SMEM_TABLE, s>>>(a);
+    if (runs)
+        hf_runs_kernel<<<hf_sub_grid(g->nsub, 1, HF_SUB_THREADS), HF_SUB_THREADS, HF_SMEM_TABLE,
+                         s>>>(a);
+    else if (split)
+        hf_split_kernel<<<hf_sub_grid(g->nsub, HF_SPLIT, HF_SPLIT_THREADS), HF_SPLIT_THREADS,
+                          HF_SMEM_SPLIT, s>>>(a);
+    else
+        hf_sub_kernel<<<hf_sub_grid(g->nsub, 1, HF_SUB_THREADS), HF_SUB_THREADS, HF_SMEM_TABLE,
+                        s>>>(a);
     hf_lists_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
     if (L->order == HF_PRED_INTERP)
         return hzc_ip_launch_decode(g, Q, L, in, delta, delta + g->n, out, sc, sms, s);
