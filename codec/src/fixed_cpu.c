@@ -125,8 +125,8 @@ static void load_block(const fl_geom *g, const fl_quant *Q, const void *in, uint
                 if (!k->valid[e])
                     continue;
                 uint64_t bits;
-                double v = hz_element(in, Q->is_f32, ((z0 + z) * g->ny + y0 + y) * g->nx + x0 + x,
-                                   &bits);
+                double v = hz_element(in, Q->is_f32,
+                                      ((z0 + z) * g->ny + y0 + y) * g->nx + x0 + x, &bits);
                 k->nvalid++;
                 if (fl_is_fill(Q, bits)) {
                     k->fill |= UINT64_C(1) << e;
@@ -488,7 +488,6 @@ static h5zgpu_status read_block(const uint8_t *p, unsigned hdr, int64_t r[FL_BLO
     }
     return H5ZGPU_OK;
 }
-
 
 static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t,
                                  const tile_sum *ts, const uint8_t *h, const uint8_t *p,

@@ -38,10 +38,6 @@ h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, fl_quant *Q, con
 #define HF_MARK_FILL INT32_MIN
 #define HF_MARK_ESCAPE (INT32_MIN + 1)
 
-/* Inverts Lorenzo of an order over an ez x ey x ex raster of deltas by partial sums, in place
- * and in wrapping arithmetic (damaged input stays defined). */
-void hf_partial_sums(int32_t *d, unsigned order, uint64_t ez, uint64_t ey, uint64_t ex);
-
 /* The interpolation predictor (huff_interp.h) over the whole chunk: each element's delta and
  * kind (0 coded, 1 fill, 2 verbatim) at its tile-major position, as dual quantisation leaves
  * them for the Lorenzo orders, whose kinds lkind are. Returns the cost to compare with the

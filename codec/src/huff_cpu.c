@@ -586,7 +586,7 @@ static int decode_sub(const hf_geom *g, const hf_layout *L, const uint16_t *tabl
 /* Partial sums give a tile's codes from its deltas (the inverse of Lorenzo): along the tile's
  * raster sequence for order 1, along x and y for order 2, and along z too for order 3.
  * Wrapping arithmetic keeps damaged input defined. */
-void hf_partial_sums(int32_t *d, unsigned order, uint64_t ez, uint64_t ey, uint64_t ex)
+static void partial_sums(int32_t *d, unsigned order, uint64_t ez, uint64_t ey, uint64_t ex)
 {
     uint32_t *u = (uint32_t *)d;
     uint64_t plane = ey * ex, tn = ez * plane;
@@ -664,7 +664,7 @@ static void tile_task(void *ctx, uint64_t t)
         if (fill[e])
             d[e] = 0;
     }
-    hf_partial_sums(d, D->L->order, T.ez, T.ey, T.ex);
+    partial_sums(d, D->L->order, T.ez, T.ey, T.ex);
     for (uint64_t e = 0; e < tn; e++) {
         uint64_t bits = fill[e] ? Q->fill_bits : hz_value_bits(fl_reconstruct(Q, d[e]), Q->is_f32);
         hz_put_element(D->out, Q->is_f32, chunk_index(D->g, &T, e), bits);
@@ -675,7 +675,7 @@ static void tile_task(void *ctx, uint64_t t)
             break;
         const uint8_t *b = D->in + D->L->off_verb_val + esize * v;
         hz_put_element(D->out, Q->is_f32, chunk_index(D->g, &T, pos - T.start),
-                    esize == 4 ? hz_get_u32(b) : hz_get_u64(b));
+                       esize == 4 ? hz_get_u32(b) : hz_get_u64(b));
     }
 }
 

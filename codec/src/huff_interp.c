@@ -23,13 +23,6 @@ typedef struct ip_run {
     int bad;                /* decoder */
 } ip_run;
 
-/* A value the interpolation stores verbatim where dual quantisation codes it costs its
- * position and value, in bits. */
-static uint64_t verbatim_cost(const fl_quant *Q)
-{
-    return Q->is_f32 ? 64u : 96u;
-}
-
 /* The prediction of the element at chunk coordinates c, raster index i, in pass C->P. */
 static int32_t predict_at(const ip_run *C, const uint64_t c[3], uint64_t i)
 {
@@ -59,7 +52,7 @@ static uint64_t code_element(ip_run *C, const uint64_t c[3], uint64_t i, int32_t
     C->u[i] = u;
     C->delta[pos] = k;
     return fl_bitlen(fl_zigzag(k)) +
-           (C->kind[pos] == 2 && C->lkind[pos] == 0 ? verbatim_cost(C->Q) : 0);
+           (C->kind[pos] == 2 && C->lkind[pos] == 0 ? hf_ip_verbatim_cost(C->Q->is_f32) : 0);
 }
 
 /* Row r (z and y indices into the pass's elements) of the current pass. */

@@ -39,6 +39,13 @@ HZ_HD int hf_ip_wins(unsigned long long ip_cost, unsigned long long lorenzo_cost
     return HF_IP_WIN_DEN * ip_cost < HF_IP_WIN_NUM * lorenzo_cost;
 }
 
+/* The bits the cost counts for a value interpolation stores verbatim where dual quantisation
+ * codes it: its position and its value. */
+HZ_HD unsigned hf_ip_verbatim_cost(int is_f32)
+{
+    return is_f32 ? 64u : 96u;
+}
+
 /* The largest step: the largest power of two below the longest axis (0 for one element). */
 HZ_HD uint64_t hf_ip_top(const hf_geom *g)
 {
