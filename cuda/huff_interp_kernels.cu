@@ -94,8 +94,9 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, const uint32_t c[3]
         *cost += 32u - __clz(hf_zigzag32(k));
         if (mark == HZC_CODE_VERBATIM) {   /* rare: dual quantisation's kind only then */
             const int32_t lc = a.lcode[pos];
-            *cost += lc != HZC_CODE_FILL && lc != HZC_CODE_VERBATIM ? (sizeof(T) == 4 ? 64u : 96u)
-                                                                     : 0u;
+            *cost += lc != HZC_CODE_FILL && lc != HZC_CODE_VERBATIM
+                         ? hf_ip_verbatim_cost(sizeof(T) == 4)
+                         : 0u;
         }
         return u;
     }
