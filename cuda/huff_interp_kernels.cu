@@ -7,7 +7,7 @@
 
 #define IP_THREADS 256
 #define IP_COARSE_THREADS 1024
-#define IP_COARSE_MAX 8192u      /* passes up to this many elements share the one-CTA kernel */
+#define IP_COARSE_MAX 2048u      /* passes up to this many elements share the one-CTA kernel */
 
 /* Chunks the Huffman codec writes hold fewer than 2^32 elements, so every coordinate, raster
  * index and tile-major position below is 32-bit: half the instructions of 64-bit ones. */
