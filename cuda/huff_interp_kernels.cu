@@ -1,13 +1,14 @@
 /* The Huffman codec's interpolation predictor on the GPU (huff_interp.h): the passes of
  * huff_interp.c, the same inline arithmetic, so deltas and values match the CPU's bit for bit.
- * The coarse levels, a few thousand elements each, run in one CTA with a barrier between
+ * The coarse passes, up to IP_COARSE_MAX elements each, run in one CTA with a barrier between
  * passes; every finer pass but level 1's is a kernel over its elements, a thread an element;
  * level 1's three passes are one kernel (ip_level1_kernel). */
 #include "kernels.h"
 
 #define IP_THREADS 256
 #define IP_COARSE_THREADS 1024
-#define IP_COARSE_MAX 2048u      /* passes up to this many elements share the one-CTA kernel */
+#define IP_COARSE_MAX 2048u      /* passes up to this many elements share the one-CTA kernel,
+                                  * which one SM runs: larger passes take a grid each */
 
 /* Chunks the Huffman codec writes hold fewer than 2^32 elements, so every coordinate, raster
  * index and tile-major position below is 32-bit: half the instructions of 64-bit ones. */
