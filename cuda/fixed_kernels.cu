@@ -587,8 +587,8 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
                 continue;
             if (fill >> (lane + 32 * h) & 1u)
                 put_fill(out, idx[h], Q.fill_bits);
-            else
-                out[idx[h]] = (T)fl_reconstruct(&Q, q[lane + 32 * h]);
+            else   /* rounded to T once: fl_reconstruct's value */
+                out[idx[h]] = (T)fl_reconstruct_wide(&Q, (double)q[lane + 32 * h]);
         }
         __syncwarp();
     }

@@ -113,8 +113,8 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, const uint32_t c[3]
     T *out = (T *)a.out;
     if (fill)
         hf_put_bits(out, i, a.Q.fill_bits);
-    else
-        out[i] = (T)fl_reconstruct_at(&a.Q, hf_ip_steps(u));
+    else   /* rounded to T once: fl_reconstruct_at's value */
+        out[i] = (T)fl_reconstruct_wide(&a.Q, hf_ip_steps(u));
     return (int32_t)u;
 }
 

@@ -143,14 +143,47 @@ __device__ __forceinline__ int32_t hf_delta32(const int32_t *p_s, unsigned order
     return d;
 }
 
+/* The tile shape of a chunk of DIM dimensions (huff_cpu.c's geometry). A whole tile (not cut
+ * by the chunk's edge) has it, so its coordinates are shifts by constants; edge tiles take
+ * hf_coords. */
+template <int DIM> struct hf_shape {
+    static constexpr unsigned Z = DIM == 3 ? HF_TILE_Z3 : 1u;
+    static constexpr unsigned Y = DIM == 3 ? HF_TILE_Y3 : (DIM == 2 ? HF_TILE_2 : 1u);
+    static constexpr unsigned X = DIM == 3 ? HF_TILE_X3 : (DIM == 2 ? HF_TILE_2 : HF_TILE_N);
+};
+
+template <int DIM>
+__device__ __forceinline__ bool hf_whole(const hf_tile &tl)
+{
+    return tl.ez == hf_shape<DIM>::Z && tl.ey == hf_shape<DIM>::Y && tl.ex == hf_shape<DIM>::X;
+}
+
+/* Element e's coordinates inside its tile. */
+template <int DIM, bool WHOLE>
+__device__ __forceinline__ void hf_coords_of(const hf_tile &tl, unsigned e, unsigned *z,
+                                             unsigned *y, unsigned *x)
+{
+    if (!WHOLE) {
+        hf_coords(tl, e, z, y, x);
+        return;
+    }
+    using S = hf_shape<DIM>;
+    *z = e / (S::Y * S::X);
+    *y = e / S::X % S::Y;
+    *x = e % S::X;
+}
+
 /* quantise_tile of huff_cpu.c: each element's code for the token kernel, in tile-major order
  * (p, or a marker for a fill element and for one stored verbatim), and p (0 when not coded)
- * into p_s when the costs need it. */
-template <typename T>
+ * into p_s. Offsets from the tile's first element are 32-bit: chunks hold < 2^32 elements. */
+template <typename T, int DIM, bool WHOLE>
 __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *in,
                                  const hf_tile &tl, int32_t *p_s, int32_t *code)
 {
     const unsigned tn = hf_tile_n(tl);
+    const uint32_t nx = (uint32_t)g.nx, plane = (uint32_t)(g.ny * g.nx);
+    const T *tin = in + hf_index(g, tl, 0, 0, 0);
+    int32_t *tcode = code + tl.start;
     for (unsigned e0 = threadIdx.x; e0 < tn; e0 += HF_THREADS * HF_BATCH) {
         T v[HF_BATCH];
 #pragma unroll
@@ -159,8 +192,8 @@ __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *i
             unsigned z, y, x;
             v[k] = 0;
             if (e < tn) {
-                hf_coords(tl, e, &z, &y, &x);
-                v[k] = in[hf_index(g, tl, z, y, x)];
+                hf_coords_of<DIM, WHOLE>(tl, e, &z, &y, &x);
+                v[k] = tin[z * plane + y * nx + x];
             }
         }
 #pragma unroll
@@ -176,34 +209,32 @@ __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *i
                 p = (int32_t)q;
                 c = p;
             }
-            if (p_s)
-                p_s[e] = p;
-            code[tl.start + e] = c;
+            p_s[e] = p;
+            tcode[e] = c;
         }
     }
 }
 
-/* Quantises a tile once for the whole encoding (the codes go to the token kernel) and sums the
- * cost of each Lorenzo order (integer sums, so any order of addition gives the CPU's): the
- * choice among the orders, and whether interpolation is worth trying. */
-template <typename T, int DIM>
-__global__ void __launch_bounds__(HF_THREADS) hf_quant_kernel(const hf_enc_args a)
+/* A tile's codes and the cost of each Lorenzo order over it (bit lengths, summed in 32 bits a
+ * thread: at most 64 elements of at most 32 bits), added to the plan's (integer sums, so any
+ * order of addition gives the CPU's). */
+template <typename T, int DIM, bool WHOLE>
+__device__ void hf_quant_tile(const hf_enc_args &a, const hf_tile &tl)
 {
     int32_t *p_s = (int32_t *)hf_smem;
     __shared__ unsigned long long c_s[HF_WARPS][DIM];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    hf_tile tl;
-    hf_tile_at(&a.g, blockIdx.x, &tl);
-    hf_quantise_tile<T>(a.g, a.Q, (const T *)a.in, tl, p_s, a.b.code);
+    hf_quantise_tile<T, DIM, WHOLE>(a.g, a.Q, (const T *)a.in, tl, p_s, a.b.code);
     __syncthreads();
     const unsigned tn = hf_tile_n(tl);
-    unsigned long long c[DIM];
+    unsigned c[DIM];
     for (int o = 0; o < DIM; o++)
         c[o] = 0;
-    const unsigned ex = tl.ex, plane = tl.ey * tl.ex;
+    const unsigned ex = WHOLE ? hf_shape<DIM>::X : tl.ex;
+    const unsigned plane = WHOLE ? hf_shape<DIM>::Y * hf_shape<DIM>::X : tl.ey * tl.ex;
     for (unsigned e = threadIdx.x; e < tn; e += HF_THREADS) {
         unsigned z, y, x;
-        hf_coords(tl, e, &z, &y, &x);
+        hf_coords_of<DIM, WHOLE>(tl, e, &z, &y, &x);
         /* hf_delta32's orders from one load of each neighbour */
         const int32_t p = p_s[e], prev = e ? p_s[e - 1] : 0;
         c[0] += 32u - __clz(hf_zigzag32(p - prev));
@@ -221,7 +252,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_quant_kernel(const hf_enc_args 
         }
     }
     for (int o = 0; o < DIM; o++) {
-        unsigned long long v = hf_warp_sum(c[o]);
+        unsigned long long v = hf_warp_sum((unsigned long long)c[o]);
         if (lane == 0)
             c_s[warp][o] = v;
     }
@@ -232,6 +263,20 @@ __global__ void __launch_bounds__(HF_THREADS) hf_quant_kernel(const hf_enc_args 
             v += c_s[w][threadIdx.x];
         atomicAdd(&a.b.plan->cost[threadIdx.x + 1], v);
     }
+}
+
+/* Quantises a tile once for the whole encoding (the codes go to the token kernel) and sums the
+ * cost of each Lorenzo order: the choice among the orders, and whether interpolation is worth
+ * trying. */
+template <typename T, int DIM>
+__global__ void __launch_bounds__(HF_THREADS) hf_quant_kernel(const hf_enc_args a)
+{
+    hf_tile tl;
+    hf_tile_at(&a.g, blockIdx.x, &tl);
+    if (hf_whole<DIM>(tl))
+        hf_quant_tile<T, DIM, true>(a, tl);
+    else
+        hf_quant_tile<T, DIM, false>(a, tl);
 }
 
 /* A tile's codes for the token kernel: p into p_s (0 for fill and verbatim elements), and
@@ -1695,7 +1740,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_dtile_kernel(const hf_dec_args 
         } else if (fill_s[e >> 5] >> (e & 31u) & 1u) {
             hf_put_bits(out, i, a.Q.fill_bits);
         } else {
-            out[i] = (T)fl_reconstruct(&a.Q, (int32_t)s[e]);
+            out[i] = (T)fl_reconstruct_wide(&a.Q, (double)(int32_t)s[e]);   /* rounded to T once */
         }
     }
 }

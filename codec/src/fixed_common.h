@@ -84,20 +84,23 @@ HZ_HD double fl_exp2lin(double v)
     return ldexp(hz_add(1.0, hz_sub(v, e)), (int)e);
 }
 
-/* Reconstruction of a code c in quantisation steps, rounded to the element type: an integer q
- * for dual quantisation, or a fixed-point one for the Huffman codec's interpolation. */
+/* Reconstruction of a code c in quantisation steps, in double before the rounding to the
+ * element type (a kernel storing a float rounds it once, in its store), then rounded: c is an
+ * integer q for dual quantisation, or a fixed-point one for the Huffman codec's interpolation. */
+HZ_HD double fl_reconstruct_wide(const fl_quant *Q, double c)
+{
+    if (!Q->pwrel)
+        return hz_add(Q->base, hz_mul(c, Q->twoeb));
+    if (c == 0.0)
+        return 0.0;
+    double t = hz_mul(c, Q->twoeb);
+    double mag = fl_exp2lin(hz_add(hz_sub(t < 0 ? -t : t, 1.0), Q->base));
+    return t < 0 ? -mag : mag;
+}
+
 HZ_HD double fl_reconstruct_at(const fl_quant *Q, double c)
 {
-    double r;
-    if (!Q->pwrel) {
-        r = hz_add(Q->base, hz_mul(c, Q->twoeb));
-    } else if (c == 0.0) {
-        r = 0.0;
-    } else {
-        double t = hz_mul(c, Q->twoeb);
-        double mag = fl_exp2lin(hz_add(hz_sub(t < 0 ? -t : t, 1.0), Q->base));
-        r = t < 0 ? -mag : mag;
-    }
+    double r = fl_reconstruct_wide(Q, c);
     return Q->is_f32 ? hz_to_f32(r) : r;
 }
 
@@ -147,8 +150,9 @@ HZ_HD int fl_quantize(const fl_quant *Q, double x, int64_t *q)
     }
     if (!fl_quant_arg(Q, x, &t, &lim) || !(t <= FL_QMAX && t >= -FL_QMAX))
         return 0;
-    *q = (int64_t)rint(t);
-    return fl_within(fl_reconstruct(Q, *q), x, lim);
+    const double r = rint(t);   /* |r| <= FL_QMAX: exact as an int64 and back */
+    *q = (int64_t)r;
+    return fl_within(fl_reconstruct_at(Q, r), x, lim);
 }
 
 /* Prediction of element e of a block from the elements before it (q holds the block's codes in
