@@ -1243,6 +1243,20 @@ __device__ __forceinline__ int32_t hf_run_delta(const hf_layout &L)
                                           : (int32_t)fl_unzigzag(L.run_token - 2);
 }
 
+/* Whether a run of the run token may stand in the stream: one of fill elements only where the
+ * chunk has a fill value. */
+__device__ __forceinline__ bool hf_run_valid(int32_t run_d, int has_fill)
+{
+    return run_d != HF_MARK_FILL || has_fill;
+}
+
+/* Whether token tk may stand alone (not a run, not a pair): the run form writes its run token
+ * only as runs, and a fill token needs the chunk's fill value. */
+__device__ __forceinline__ bool hf_lone_valid(const hf_layout &L, unsigned tk, int has_fill)
+{
+    return !(L.form == HF_FORM_RUNS && tk == L.run_token) && (tk != HF_TOK_FILL || has_fill);
+}
+
 /* decode_sub of huff_cpu.c over the tokens from bit p to bit pend of a sub-chunk (relative to
  * bit0), elements i to iend: false on any inconsistency. The tokens must end exactly at pend
  * and fill exactly [i, iend), which, with every token inside both, accepts what the CPU's
@@ -1271,7 +1285,7 @@ __device__ bool hf_decode_span(const hf_dec_args &a, const uint16_t *table, uint
             return false;
         i += e;
         if (tk >= 2 * R && L.form != HF_FORM_PAIRS) {   /* a run of the run token */
-            if (run_d == HF_MARK_FILL && !has_fill)
+            if (!hf_run_valid(run_d, has_fill))
                 return false;
             uint32_t run = e;
             for (; run && out.k; run--)   /* the group begun */
@@ -1285,8 +1299,7 @@ __device__ bool hf_decode_span(const hf_dec_args &a, const uint16_t *table, uint
         }
         /* one token, or a pair of two small deltas: the same path, so the warp stays together */
         const bool pair = tk >= 2 * R;
-        if (!pair &&
-            ((L.form == HF_FORM_RUNS && tk == L.run_token) || (tk == HF_TOK_FILL && !has_fill)))
+        if (!pair && !hf_lone_valid(L, tk, has_fill))
             return false;
         const uint32_t z = pair ? (tk - 2 * R) / HF_PAIR_K : tk - 2;
         out.put(tk == HF_TOK_FILL     ? HF_MARK_FILL   /* radius >= 2: not pairs */
@@ -1522,7 +1535,7 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_runs_kernel(const hf_dec_ar
         }
         i += e;
         if (tk >= 2 * R) {   /* a run of the run token (the form is not pairs) */
-            if (run_d == HF_MARK_FILL && !has_fill) {
+            if (!hf_run_valid(run_d, has_fill)) {
                 ok = false;
                 return;
             }
@@ -1536,7 +1549,7 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_runs_kernel(const hf_dec_ar
                 out.put(run_d);
             return;
         }
-        if ((L.form == HF_FORM_RUNS && tk == L.run_token) || (tk == HF_TOK_FILL && !has_fill)) {
+        if (!hf_lone_valid(L, tk, has_fill)) {
             ok = false;
             return;
         }
