@@ -136,12 +136,15 @@ HZ_HD unsigned hf_run_token(unsigned R, unsigned run)
     return 2u * R + HF_RUN_MAX - run;
 }
 
+/* The low len bits of code in reverse order (the stream is read from its low bits up). */
 HZ_HD unsigned hf_reverse(unsigned code, unsigned len)
 {
-    unsigned r = 0;
-    for (unsigned i = 0; i < len; i++)
-        r |= ((code >> i) & 1u) << (len - 1u - i);
-    return r;
+    unsigned r = code & 0xFFFFu;   /* len <= 16: the low 16 bits reversed, then the top len */
+    r = (r & 0x5555u) << 1 | (r >> 1 & 0x5555u);
+    r = (r & 0x3333u) << 2 | (r >> 2 & 0x3333u);
+    r = (r & 0x0F0Fu) << 4 | (r >> 4 & 0x0F0Fu);
+    r = (r & 0x00FFu) << 8 | (r >> 8 & 0x00FFu);
+    return r >> (16u - len);
 }
 
 /* The two-queue Huffman construction over m >= 2 leaves already sorted by (count, token)

@@ -470,6 +470,30 @@ static h5zgpu_status corrupt(const char *what)
     return hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed: %s", what);
 }
 
+/* The decoder table: entry i for the next HF_MAX_LEN stream bits i (0 where no code starts
+ * them). A code of l bits fills every entry whose low l bits it is, so the table of the codes
+ * up to l bits repeats every 2^l entries: each length doubles the table built so far and adds
+ * its own codes (zlib's inflate builds its tables alike), instead of 2^(15 - l) scattered
+ * stores a code. */
+static void build_table(const uint8_t *lens, const uint16_t *code, unsigned m, uint16_t *table)
+{
+    uint16_t by_len[HF_MAX_SYMS];
+    unsigned at[HF_MAX_LEN + 2] = {0};
+    for (unsigned s = 0; s < m; s++)
+        at[lens[s] + 1]++;
+    for (unsigned l = 1; l <= HF_MAX_LEN + 1; l++)
+        at[l] += at[l - 1];   /* at[l]: where the tokens of l bits start in by_len */
+    for (unsigned s = 0; s < m; s++)
+        by_len[at[lens[s]]++] = (uint16_t)s;   /* at[l] now ends length l */
+    unsigned k = at[0];   /* the tokens without a code come first */
+    table[0] = 0;
+    for (unsigned l = 1; l <= HF_MAX_LEN; l++) {
+        memcpy(table + (1u << (l - 1)), table, sizeof *table << (l - 1));
+        for (; k < at[l]; k++)
+            table[code[by_len[k]]] = hf_table_entry(by_len[k], l);
+    }
+}
+
 h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const uint8_t *in,
                        uint64_t avail, uint64_t len, hf_layout *L, uint16_t *table)
 {
@@ -518,10 +542,7 @@ h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const
             return corrupt("codebook padding is not zero");
     if (!hf_canonical(lens, L->ntokens, code))
         return corrupt("code lengths over-fill the code space");
-    memset(table, 0, sizeof(uint16_t) << HF_MAX_LEN);
-    for (unsigned s = 0; s < L->ntokens; s++)
-        for (unsigned j = 0; lens[s] && j < 1u << (HF_MAX_LEN - lens[s]); j++)
-            table[code[s] | (j << lens[s])] = hf_table_entry(s, lens[s]);
+    build_table(lens, code, L->ntokens, table);
     L->off_sub = HF_OFF_CODEBOOK + cb;
     L->off_stream = L->off_sub + hf_pad4(2 * g->nsub);
     uint64_t tail = 8 * (uint64_t)L->n_out + (4 + esize) * (uint64_t)L->n_verb;
