@@ -1235,28 +1235,6 @@ struct hf_delta_out {
     }
 };
 
-/* The delta a run of the run token stands for. */
-__device__ __forceinline__ int32_t hf_run_delta(const hf_layout &L)
-{
-    return L.run_token == HF_TOK_FILL     ? HF_MARK_FILL
-           : L.run_token == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
-                                          : (int32_t)fl_unzigzag(L.run_token - 2);
-}
-
-/* Whether a run of the run token may stand in the stream: one of fill elements only where the
- * chunk has a fill value. */
-__device__ __forceinline__ bool hf_run_valid(int32_t run_d, int has_fill)
-{
-    return run_d != HF_MARK_FILL || has_fill;
-}
-
-/* Whether token tk may stand alone (not a run, not a pair): the run form writes its run token
- * only as runs, and a fill token needs the chunk's fill value. */
-__device__ __forceinline__ bool hf_lone_valid(const hf_layout &L, unsigned tk, int has_fill)
-{
-    return !(L.form == HF_FORM_RUNS && tk == L.run_token) && (tk != HF_TOK_FILL || has_fill);
-}
-
 /* decode_sub of huff_cpu.c over the tokens from bit p to bit pend of a sub-chunk (relative to
  * bit0), elements i to iend: false on any inconsistency. The tokens must end exactly at pend
  * and fill exactly [i, iend), which, with every token inside both, accepts what the CPU's
@@ -1267,7 +1245,7 @@ __device__ bool hf_decode_span(const hf_dec_args &a, const uint16_t *table, uint
     const hf_layout &L = a.L;
     const unsigned R = L.radius;
     const int has_fill = a.Q.has_fill;
-    const int32_t run_d = hf_run_delta(L);
+    const int32_t run_d = hf_run_delta(&L);
     const int4 run_g = make_int4(run_d, run_d, run_d, run_d);
     hf_reader rd = {(const uint32_t *)(a.in + L.off_stream), L.stream_bytes / 4};
     rd.seek(bit0 + p);
@@ -1299,7 +1277,7 @@ __device__ bool hf_decode_span(const hf_dec_args &a, const uint16_t *table, uint
         }
         /* one token, or a pair of two small deltas: the same path, so the warp stays together */
         const bool pair = tk >= 2 * R;
-        if (!pair && !hf_lone_valid(L, tk, has_fill))
+        if (!pair && !hf_lone_valid(&L, tk, has_fill))
             return false;
         const uint32_t z = pair ? (tk - 2 * R) / HF_PAIR_K : tk - 2;
         out.put(tk == HF_TOK_FILL     ? HF_MARK_FILL   /* radius >= 2: not pairs */
@@ -1500,7 +1478,7 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_runs_kernel(const hf_dec_ar
     const bool live = s < a.g.nsub && !a.sc->corrupt;   /* the others only help with runs */
     const unsigned R = L.radius;
     const int has_fill = a.Q.has_fill;
-    const int32_t run_d = hf_run_delta(L);
+    const int32_t run_d = hf_run_delta(&L);
     const uint64_t bit0 = live ? a.suboff[s] : 0;
     const uint32_t stop = live ? (uint32_t)(a.suboff[s + 1] - bit0) : 0;
     uint32_t bit = 0;
@@ -1549,7 +1527,7 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_runs_kernel(const hf_dec_ar
                 out.put(run_d);
             return;
         }
-        if (!hf_lone_valid(L, tk, has_fill)) {
+        if (!hf_lone_valid(&L, tk, has_fill)) {
             ok = false;
             return;
         }

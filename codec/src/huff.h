@@ -67,4 +67,26 @@ typedef struct hf_layout {
 h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const uint8_t *in,
                        uint64_t avail, uint64_t len, hf_layout *L, uint16_t *table);
 
+/* The delta a run of the run token stands for. */
+HZ_HD int32_t hf_run_delta(const hf_layout *L)
+{
+    return L->run_token == HF_TOK_FILL     ? HF_MARK_FILL
+           : L->run_token == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
+                                           : (int32_t)fl_unzigzag(L->run_token - 2);
+}
+
+/* The stream checks both decoders make of a token. A run of the run token (delta run_d) may
+ * stand only where a fill run has a fill value; a token alone (not a run, not a pair) may not
+ * be the run form's run token, which stands only in runs, nor a fill token without a fill
+ * value. */
+HZ_HD int hf_run_valid(int32_t run_d, int has_fill)
+{
+    return run_d != HF_MARK_FILL || has_fill;
+}
+
+HZ_HD int hf_lone_valid(const hf_layout *L, unsigned tk, int has_fill)
+{
+    return !(L->form == HF_FORM_RUNS && tk == L->run_token) && (tk != HF_TOK_FILL || has_fill);
+}
+
 #endif

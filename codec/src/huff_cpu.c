@@ -584,18 +584,14 @@ static int decode_sub(const hf_geom *g, const hf_layout *L, const uint16_t *tabl
             uint64_t run = HF_RUN_MAX - (tk - 2 * R);
             if (run > end - i)
                 return 0;
-            int32_t d = L->run_token == HF_TOK_FILL     ? HF_MARK_FILL
-                        : L->run_token == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
-                                                        : (int32_t)fl_unzigzag(L->run_token - 2);
-            if (d == HF_MARK_FILL && !has_fill)
+            int32_t d = hf_run_delta(L);
+            if (!hf_run_valid(d, has_fill))
                 return 0;
             for (uint64_t k = 0; k < run; k++)
                 delta[i++] = d;
             continue;
         }
-        if (L->form == HF_FORM_RUNS && tk == L->run_token)
-            return 0; /* the run token stands only in runs */
-        if (tk == HF_TOK_FILL && !has_fill)
+        if (!hf_lone_valid(L, tk, has_fill))
             return 0;
         delta[i++] = tk == HF_TOK_FILL     ? HF_MARK_FILL
                      : tk == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
