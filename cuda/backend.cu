@@ -556,9 +556,8 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
     b.kmax_verb = cap / (4 + esize);
     rec_bytes = words8(8 * b.kmax_out) + words8(4 * b.kmax_verb) + 8 * b.kmax_verb;
     sub_bytes = 4 * g->nsub;
-    /* tokens, then three int32 arrays: dual quantisation's codes, interpolation's codes and
-     * its deltas */
-    if ((st = buf_need(&w->tok, words8(2 * (g->n + 8)) + 12 * g->n, 0)) != H5ZGPU_OK ||
+    /* tokens, then two int32 arrays: interpolation's codes and its deltas */
+    if ((st = buf_need(&w->tok, words8(2 * (g->n + 8)) + 8 * g->n, 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->rec, rec_bytes, 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->sub, sub_bytes, 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->plan, sizeof(hzc_huff_plan), 0)) != H5ZGPU_OK ||
@@ -567,8 +566,7 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
         (st = buf_need(&w->fin, cap, 0)) != H5ZGPU_OK)
         goto done;
     b.tok = (uint16_t *)w->tok.p;
-    b.code = (int32_t *)((uint8_t *)w->tok.p + words8(2 * (g->n + 8)));
-    b.ip_u = b.code + g->n;
+    b.ip_u = (int32_t *)((uint8_t *)w->tok.p + words8(2 * (g->n + 8)));
     b.ip_delta = b.ip_u + g->n;
     b.verb_bits = (uint64_t *)w->rec.p;
     b.out_pos = (uint32_t *)((uint8_t *)w->rec.p + 8 * b.kmax_verb);

@@ -18,11 +18,11 @@ struct ip_args {
     const void *in;
     int32_t *u;                  /* reconstructed codes, chunk raster order */
     int32_t *delta;              /* tile-major */
-    const int32_t *lcode;        /* encoder: dual quantisation's codes and markers */
     hzc_huff_plan *plan;         /* encoder */
     void *out;                   /* decoder */
     hzc_scalars *sc;             /* decoder */
     uint32_t n[3], t[3];         /* the folded chunk's and the tile's edges (z, y, x) */
+    uint32_t gty, gtx;           /* tiles along y and x */
     unsigned tshift[3];          /* log2 of the tile's edges (they are powers of two) */
 };
 
@@ -60,6 +60,14 @@ __device__ __forceinline__ uint32_t ip_pos(const ip_args &a, uint32_t z, uint32_
            ((z - z0) * ey + (y - y0)) * ex + (x - x0);
 }
 
+/* hf_sampled of the tile holding the element at c (hf_tile_of with shifts). */
+__device__ __forceinline__ bool ip_sampled(const ip_args &a, const uint32_t c[3])
+{
+    const uint32_t t = ((c[0] >> a.tshift[0]) * a.gty + (c[1] >> a.tshift[1])) * a.gtx +
+                       (c[2] >> a.tshift[2]);
+    return hf_sampled(&a.g, t);
+}
+
 /* The prediction of the element at coordinate ca along the pass's axis, raster index i. */
 __device__ __forceinline__ int32_t ip_predict(const ip_args &a, const ip_pass32 &q, uint32_t ca,
                                               uint32_t i)
@@ -90,14 +98,13 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, const uint32_t c[3]
             mark = HZC_CODE_VERBATIM;
         if (!own)
             return u;
-        const uint32_t pos = ip_pos(a, c[0], c[1], c[2]);
-        a.delta[pos] = mark;
-        *cost += 32u - __clz(hf_zigzag32(k));
-        if (mark == HZC_CODE_VERBATIM) {   /* rare: dual quantisation's kind only then */
-            const int32_t lc = a.lcode[pos];
-            *cost += lc != HZC_CODE_FILL && lc != HZC_CODE_VERBATIM
-                         ? hf_ip_verbatim_cost(sizeof(T) == 4)
-                         : 0u;
+        a.delta[ip_pos(a, c[0], c[1], c[2])] = mark;
+        if (ip_sampled(a, c)) {
+            int32_t p;
+            *cost += 32u - __clz(hf_zigzag32(k));
+            /* rare: dual quantisation's kind only then */
+            if (mark == HZC_CODE_VERBATIM && hf_dq_code(&a.Q, (double)v, &p))
+                *cost += hf_ip_verbatim_cost(sizeof(T) == 4);
         }
         return u;
     }
@@ -122,7 +129,7 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, const uint32_t c[3]
 __device__ __forceinline__ bool ip_tried(const ip_args &a)
 {
     const hzc_huff_plan *P = a.plan;
-    return hf_ip_worth_trying(P->cost[hf_best_order(P->cost, a.g.dim)], a.g.n);
+    return hf_ip_worth_trying(P->cost[hf_best_order(P->cost, a.g.dim)], P->cost[0]);
 }
 
 /* Passes p0..p1-1 of np, the chunk's first element before them when p0 is 0. With more than one
@@ -352,6 +359,8 @@ static cudaError_t ip_launch_passes(ip_args a, int sms, cudaStream_t s)
         a.t[b] = (uint32_t)t[b];
         a.tshift[b] = ip_log2(a.t[b]);
     }
+    a.gty = (uint32_t)a.g.gty;
+    a.gtx = (uint32_t)a.g.gtx;
     /* level 1 (the last three passes) in the fused kernel, when there is a level 1 */
     const unsigned np = hf_ip_passes(&a.g), fused = np >= 3 ? np - 3 : np;
     unsigned p = 0;
@@ -390,13 +399,11 @@ static ip_args ip_args_of(const hf_geom *g, const fl_quant *Q, int32_t *u, int32
     return a;
 }
 
-cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, const void *in,
-                                 const int32_t *lcode, int32_t *u, int32_t *delta,
-                                 hzc_huff_plan *plan, int sms, cudaStream_t s)
+cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, const void *in, int32_t *u,
+                                 int32_t *delta, hzc_huff_plan *plan, int sms, cudaStream_t s)
 {
     ip_args a = ip_args_of(g, Q, u, delta);
     a.in = in;
-    a.lcode = lcode;
     a.plan = plan;
     cudaError_t e = Q->is_f32 ? ip_launch_passes<float, true>(a, sms, s)
                               : ip_launch_passes<double, true>(a, sms, s);

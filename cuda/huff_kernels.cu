@@ -1,9 +1,9 @@
 /* Huffman codec kernels (codec 2): the steps of huff_cpu.c on the GPU, every value from the
  * same inline functions (huff_common.h), so the payload matches hf_encode_cpu byte for byte.
- * Encoding: the quantiser once (its codes kept for the token pass) with the Lorenzo orders'
- * costs, then tokens with a per-tile histogram and the ordered outlier and verbatim lists
- * (decoupled look-back), the three forms' codebooks a CTA each, side by side, the bit stream a
- * warp per sub-chunk. Decoding: deltas (a thread a sub-chunk, or HF_SPLIT threads where the
+ * Encoding: the Lorenzo orders' costs over a sample of the tiles, then tokens (a Lorenzo order
+ * quantises each tile there) with a per-tile histogram and the ordered outlier and verbatim
+ * lists (decoupled look-back), the three forms' codebooks a CTA each, side by side, the bit
+ * stream a warp per sub-chunk. Decoding: deltas (a thread a sub-chunk, or HF_SPLIT threads where the
  * stream is neither dense nor mostly runs), the outliers, then partial sums a CTA per tile in
  * shared memory. */
 #include "kernels.h"
@@ -173,22 +173,23 @@ __device__ __forceinline__ void hf_coords_of(const hf_tile &tl, unsigned e, unsi
     *x = e % S::X;
 }
 
-/* quantise_tile of huff_cpu.c: each element's code for the token kernel, in tile-major order
- * (p, or a marker for a fill element and for one stored verbatim), and p (0 when not coded)
- * into p_s. Offsets from the tile's first element are 32-bit: chunks hold < 2^32 elements. */
-template <typename T, int DIM, bool WHOLE>
+/* quantise_task of huff_cpu.c over a tile: each element's code p into p_s (0 when not coded)
+ * and, with MARKS, bitmaps of its fill and verbatim elements, a 32-bit word per warp-sized run
+ * of elements. Offsets from the tile's first element are 32-bit: chunks hold < 2^32 elements. */
+template <typename T, int DIM, bool WHOLE, bool MARKS>
 __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *in,
-                                 const hf_tile &tl, int32_t *p_s, int32_t *code)
+                                 const hf_tile &tl, int32_t *p_s, uint32_t *fill_s,
+                                 uint32_t *verb_s)
 {
-    const unsigned tn = hf_tile_n(tl);
+    const unsigned tn = hf_tile_n(tl), lane = threadIdx.x & 31u;
     const uint32_t nx = (uint32_t)g.nx, plane = (uint32_t)(g.ny * g.nx);
     const T *tin = in + hf_index(g, tl, 0, 0, 0);
-    int32_t *tcode = code + tl.start;
-    for (unsigned e0 = threadIdx.x; e0 < tn; e0 += HF_THREADS * HF_BATCH) {
+    /* the whole warp runs every round: the ballots below need all its lanes */
+    for (unsigned w0 = threadIdx.x - lane; w0 < tn; w0 += HF_THREADS * HF_BATCH) {
         T v[HF_BATCH];
 #pragma unroll
         for (unsigned k = 0; k < HF_BATCH; k++) {
-            const unsigned e = e0 + k * HF_THREADS;
+            const unsigned e = w0 + k * HF_THREADS + lane;
             unsigned z, y, x;
             v[k] = 0;
             if (e < tn) {
@@ -198,33 +199,37 @@ __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *i
         }
 #pragma unroll
         for (unsigned k = 0; k < HF_BATCH; k++) {
-            const unsigned e = e0 + k * HF_THREADS;
-            if (e >= tn)
+            const unsigned b = w0 + k * HF_THREADS, e = b + lane;
+            if (b >= tn)   /* warp-uniform */
                 break;
-            int64_t q;
-            int32_t p = 0, c = HZC_CODE_VERBATIM;
-            if (fl_is_fill(&Q, hf_bits(v[k]))) {
-                c = HZC_CODE_FILL;
-            } else if (fl_quantize(&Q, (double)v[k], &q) && q <= HF_PMAX && q >= -HF_PMAX) {
-                p = (int32_t)q;
-                c = p;
+            int32_t p = 0;
+            bool fill = false, verb = false;
+            if (e < tn) {
+                fill = fl_is_fill(&Q, hf_bits(v[k]));
+                verb = !fill && !hf_dq_code(&Q, (double)v[k], &p);
+                p_s[e] = p;
             }
-            p_s[e] = p;
-            tcode[e] = c;
+            if (MARKS) {
+                const unsigned fw = __ballot_sync(FULL, fill), vw = __ballot_sync(FULL, verb);
+                if (lane == 0) {
+                    fill_s[b >> 5] = fw;
+                    verb_s[b >> 5] = vw;
+                }
+            }
         }
     }
 }
 
-/* A tile's codes and the cost of each Lorenzo order over it (bit lengths, summed in 32 bits a
- * thread: at most 64 elements of at most 32 bits), added to the plan's (integer sums, so any
- * order of addition gives the CPU's). */
+/* A sampled tile's cost under each Lorenzo order (bit lengths, summed in 32 bits a thread: at
+ * most 64 elements of at most 32 bits), added to the plan's with the tile's element count in
+ * cost[0] (integer sums, so any order of addition gives the CPU's). */
 template <typename T, int DIM, bool WHOLE>
-__device__ void hf_quant_tile(const hf_enc_args &a, const hf_tile &tl)
+__device__ void hf_cost_tile(const hf_enc_args &a, const hf_tile &tl)
 {
     int32_t *p_s = (int32_t *)hf_smem;
     __shared__ unsigned long long c_s[HF_WARPS][DIM];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    hf_quantise_tile<T, DIM, WHOLE>(a.g, a.Q, (const T *)a.in, tl, p_s, a.b.code);
+    hf_quantise_tile<T, DIM, WHOLE, false>(a.g, a.Q, (const T *)a.in, tl, p_s, nullptr, nullptr);
     __syncthreads();
     const unsigned tn = hf_tile_n(tl);
     unsigned c[DIM];
@@ -262,27 +267,31 @@ __device__ void hf_quant_tile(const hf_enc_args &a, const hf_tile &tl)
         for (unsigned w = 0; w < HF_WARPS; w++)
             v += c_s[w][threadIdx.x];
         atomicAdd(&a.b.plan->cost[threadIdx.x + 1], v);
+    } else if (threadIdx.x == DIM) {
+        atomicAdd(&a.b.plan->cost[0], (unsigned long long)tn);
     }
 }
 
-/* Quantises a tile once for the whole encoding (the codes go to the token kernel) and sums the
- * cost of each Lorenzo order: the choice among the orders, and whether interpolation is worth
- * trying. */
+/* The Lorenzo orders' costs over the sampled tiles (hf_sampled), a CTA a run of tiles: the
+ * choice among the orders, and whether interpolation is worth trying. */
 template <typename T, int DIM>
-__global__ void __launch_bounds__(HF_THREADS) hf_quant_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS) hf_sample_kernel(const hf_enc_args a)
 {
+    const uint64_t t = hf_sample_tile(&a.g, blockIdx.x);
+    if (t >= a.g.ntiles)
+        return;   /* a last run without a sample */
     hf_tile tl;
-    hf_tile_at(&a.g, blockIdx.x, &tl);
+    hf_tile_at(&a.g, t, &tl);
     if (hf_whole<DIM>(tl))
-        hf_quant_tile<T, DIM, true>(a, tl);
+        hf_cost_tile<T, DIM, true>(a, tl);
     else
-        hf_quant_tile<T, DIM, false>(a, tl);
+        hf_cost_tile<T, DIM, false>(a, tl);
 }
 
-/* A tile's codes for the token kernel: p into p_s (0 for fill and verbatim elements), and
- * bitmaps of the fill and verbatim elements, a 32-bit word per warp-sized run of elements. */
-__device__ void hf_load_codes(const int32_t *code, unsigned tn, int32_t *p_s, uint32_t *fill_s,
-                              uint32_t *verb_s)
+/* A tile's interpolation deltas for the token kernel: p into p_s (0 for fill and verbatim
+ * elements), and bitmaps of the fill and verbatim elements as hf_quantise_tile's. */
+__device__ void hf_load_deltas(const int32_t *delta, unsigned tn, int32_t *p_s, uint32_t *fill_s,
+                               uint32_t *verb_s)
 {
     const unsigned lane = threadIdx.x & 31u;
     /* the whole warp runs every round: the ballots below need all its lanes */
@@ -291,7 +300,7 @@ __device__ void hf_load_codes(const int32_t *code, unsigned tn, int32_t *p_s, ui
 #pragma unroll
         for (unsigned k = 0; k < HF_BATCH; k++) {
             const unsigned e = w0 + k * HF_THREADS + lane;
-            c[k] = e < tn ? code[e] : 0;
+            c[k] = e < tn ? delta[e] : 0;
         }
 #pragma unroll
         for (unsigned k = 0; k < HF_BATCH; k++) {
@@ -338,9 +347,12 @@ __device__ __forceinline__ unsigned hf_token_at(const int32_t *p_s, const uint32
 /* Tokens, the histogram, and the outliers and verbatim values in position order: each warp
  * takes a contiguous share of the tile, so ranks follow from ballots and the tile's offsets
  * from the look-back over tiles taken in ticket order. The histogram packs two 16-bit counts a
- * word (a tile holds at most 16384 elements). */
-template <typename T>
-__global__ void __launch_bounds__(HF_THREADS) hf_token_kernel(const hf_enc_args a)
+ * word (a tile holds at most 16384 elements). One kernel for interpolation's deltas, one for
+ * a Lorenzo order, which quantises its tile: both are launched, and the one the predictor is
+ * not for returns at once, so that each keeps its own registers (the quantiser's would cost
+ * the other a third of its occupancy). */
+template <typename T, int DIM, bool INTERP>
+__global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_args a)
 {
     int32_t *p_s = (int32_t *)hf_smem;
     uint32_t *fill_s = (uint32_t *)(p_s + HF_TILE_N);
@@ -350,6 +362,10 @@ __global__ void __launch_bounds__(HF_THREADS) hf_token_kernel(const hf_enc_args 
     __shared__ unsigned wofs_s[HF_WARPS][2];
     hzc_huff_plan *P = a.b.plan;
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, R = a.R, nsym = 2 * R;
+    const unsigned pred = P->pred;
+    if ((pred == HF_PRED_INTERP) != INTERP)
+        return;   /* grid-uniform: the other kernel's predictor */
+    const unsigned order = INTERP ? HF_PRED_INTERP : pred;
     if (threadIdx.x == 0)
         tile_s = atomicAdd(&P->ticket, 1ull);
     for (unsigned s = threadIdx.x; s < nsym / 2; s += HF_THREADS)
@@ -358,10 +374,14 @@ __global__ void __launch_bounds__(HF_THREADS) hf_token_kernel(const hf_enc_args 
     const uint64_t t = tile_s;
     hf_tile tl;
     hf_tile_at(&a.g, t, &tl);
-    const unsigned tn = hf_tile_n(tl), order = P->pred;
+    const unsigned tn = hf_tile_n(tl);
     const T *in = (const T *)a.in;
-    hf_load_codes((order == HF_PRED_INTERP ? a.b.ip_delta : a.b.code) + tl.start, tn, p_s,
-                  fill_s, verb_s);
+    if (INTERP)
+        hf_load_deltas(a.b.ip_delta + tl.start, tn, p_s, fill_s, verb_s);
+    else if (hf_whole<DIM>(tl))   /* the tile quantised here, the one time */
+        hf_quantise_tile<T, DIM, true, true>(a.g, a.Q, in, tl, p_s, fill_s, verb_s);
+    else
+        hf_quantise_tile<T, DIM, false, true>(a.g, a.Q, in, tl, p_s, fill_s, verb_s);
     __syncthreads();
 
     const unsigned e_beg = warp * HF_SEG, e_end = min(tn, e_beg + HF_SEG);
@@ -1749,35 +1769,42 @@ static unsigned hf_sub_grid(uint64_t nsub, unsigned per, unsigned threads)
     return (unsigned)((nsub * per + threads - 1) / threads);
 }
 
-template <typename T, int DIM>
-static cudaError_t hf_quant_launch(const hf_enc_args &a, cudaStream_t s)
+/* A kernel of a tile a CTA, its dynamic shared memory above the 48 KiB default. */
+template <typename K>
+static cudaError_t hf_tile_launch(K kernel, unsigned grid, unsigned smem, const hf_enc_args &a,
+                                  cudaStream_t s)
 {
-    const unsigned smem = HF_SMEM_COST;
-    cudaError_t e =
-        cudaFuncSetAttribute(hf_quant_kernel<T, DIM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             smem);
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess)
         return e;
-    hf_quant_kernel<T, DIM><<<(unsigned)a.g.ntiles, HF_THREADS, smem, s>>>(a);
+    kernel<<<grid, HF_THREADS, smem, s>>>(a);
     return cudaGetLastError();
 }
 
-template <typename T>
+/* The sampled costs, the interpolation when they say to try it, then the chosen predictor's
+ * tokens. */
+template <typename T, int DIM>
 static cudaError_t hf_tiles_encode(const hf_enc_args &a, int sms, cudaStream_t s)
 {
-    cudaError_t e = a.g.dim == 3   ? hf_quant_launch<T, 3>(a, s)
-                    : a.g.dim == 2 ? hf_quant_launch<T, 2>(a, s)
-                                   : hf_quant_launch<T, 1>(a, s);
+    cudaError_t e = hf_tile_launch(hf_sample_kernel<T, DIM>, (unsigned)hf_sample_runs(&a.g),
+                                   HF_SMEM_COST, a, s);
     if (e != cudaSuccess ||
-        (e = hzc_ip_launch_encode(&a.g, &a.Q, a.in, a.b.code, a.b.ip_u, a.b.ip_delta, a.b.plan,
-                                  sms, s)) != cudaSuccess)
+        (e = hzc_ip_launch_encode(&a.g, &a.Q, a.in, a.b.ip_u, a.b.ip_delta, a.b.plan, sms, s)) !=
+            cudaSuccess)
         return e;
-    e = cudaFuncSetAttribute(hf_token_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             HF_SMEM_TOKEN);
-    if (e != cudaSuccess)
+    if ((e = hf_tile_launch(hf_token_kernel<T, DIM, true>, (unsigned)a.g.ntiles, HF_SMEM_TOKEN,
+                            a, s)) != cudaSuccess)
         return e;
-    hf_token_kernel<T><<<(unsigned)a.g.ntiles, HF_THREADS, HF_SMEM_TOKEN, s>>>(a);
-    return cudaGetLastError();
+    return hf_tile_launch(hf_token_kernel<T, DIM, false>, (unsigned)a.g.ntiles, HF_SMEM_TOKEN, a,
+                          s);
+}
+
+template <typename T>
+static cudaError_t hf_tiles_encode_dim(const hf_enc_args &a, int sms, cudaStream_t s)
+{
+    return a.g.dim == 3   ? hf_tiles_encode<T, 3>(a, sms, s)
+           : a.g.dim == 2 ? hf_tiles_encode<T, 2>(a, sms, s)
+                          : hf_tiles_encode<T, 1>(a, sms, s);
 }
 
 cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned radius,
@@ -1790,8 +1817,8 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
         (e = cudaMemsetAsync(b->status, 0, (2 * g->ntiles + g->nsub) * sizeof(unsigned long long),
                              s)) !=
             cudaSuccess ||
-        (e = Q->is_f32 ? hf_tiles_encode<float>(a, sms, s)
-                       : hf_tiles_encode<double>(a, sms, s)) !=
+        (e = Q->is_f32 ? hf_tiles_encode_dim<float>(a, sms, s)
+                       : hf_tiles_encode_dim<double>(a, sms, s)) !=
             cudaSuccess ||
         (e = cudaFuncSetAttribute(hf_book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   HF_SMEM_BOOK)) != cudaSuccess)

@@ -120,8 +120,9 @@ typedef struct hzc_huff_cand {
 typedef struct hzc_huff_plan {
     unsigned long long ticket;             /* next tile of the token kernel's look-back */
     unsigned long long sub_ticket;         /* next sub-chunk of the write kernel's look-back */
-    unsigned long long cost[4];            /* per Lorenzo order, as huff_cpu.c's cost */
-    unsigned long long cost_ip;            /* interpolation's cost, when tried */
+    unsigned long long cost[4];            /* as huff_cpu.c's cost: [o] Lorenzo order o's
+                                            * over the sampled tiles, [0] their elements */
+    unsigned long long cost_ip;            /* interpolation's cost there, when tried */
     unsigned pred;                         /* predictor: a Lorenzo order or HF_PRED_INTERP */
     unsigned long long n_out, n_verb;
     unsigned long long size;               /* payload bytes under the chosen form */
@@ -139,7 +140,6 @@ typedef struct hzc_huff_plan {
  * stored: the payload then exceeds cap anyway. */
 typedef struct hzc_huff_bufs {
     uint16_t *tok;                  /* n tokens, tile-major, readable up to 8 past n */
-    int32_t *code;                  /* n quantisation codes or markers, tile-major */
     int32_t *ip_u;                  /* n interpolation codes, raster order */
     int32_t *ip_delta;              /* n interpolation deltas or markers, tile-major */
     uint32_t *out_pos;
@@ -161,12 +161,11 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
                                    const void *in, const hzc_huff_bufs *b, hzc_scalars *sc,
                                    int sms, cudaStream_t s);
 
-/* The interpolation candidate (huff_interp.h), after the quantiser's pass: when the Lorenzo
- * costs in plan say it is worth trying, its codes into u and its deltas and markers into delta,
- * its cost into plan->cost_ip; then the predictor into plan->pred. */
-cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, const void *in,
-                                 const int32_t *lcode, int32_t *u, int32_t *delta,
-                                 hzc_huff_plan *plan, int sms, cudaStream_t s);
+/* The interpolation candidate (huff_interp.h), after the sampled Lorenzo costs: when those in
+ * plan say it is worth trying, its codes into u and its deltas and markers into delta, its
+ * cost over the sampled tiles into plan->cost_ip; then the predictor into plan->pred. */
+cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, const void *in, int32_t *u,
+                                 int32_t *delta, hzc_huff_plan *plan, int sms, cudaStream_t s);
 
 /* Values from the deltas of an interpolated payload (outliers placed), u n int32 of scratch,
  * then its verbatim values; a damaged delta sets sc->corrupt. */

@@ -71,6 +71,55 @@ HZ_HD void hf_tile_at(const hf_geom *g, uint64_t t, hf_tile *T)
     T->start = slab + row + left;
 }
 
+/* The writer chooses its predictor from costs over a sample of the tiles (docs/FORMAT.md,
+ * "Lorenzo deltas and tokens"), so that one predictor alone runs over the whole chunk: every
+ * tile of a chunk of at most HF_SAMPLE_ALL tiles, else one tile in each run of
+ * 2^HF_SAMPLE_SHIFT consecutive tiles, at the place a hash of the run's index picks (a fixed
+ * place would take the same column of tiles in every row). */
+#define HF_SAMPLE_ALL 64u
+#define HF_SAMPLE_SHIFT 3u
+
+HZ_HD unsigned hf_sample_place(uint64_t run)
+{
+    return (uint32_t)((uint32_t)run * 0x9E3779B1u) >> (32u - HF_SAMPLE_SHIFT);
+}
+
+HZ_HD int hf_sampled(const hf_geom *g, uint64_t t)
+{
+    return g->ntiles <= HF_SAMPLE_ALL ||
+           (t & ((1u << HF_SAMPLE_SHIFT) - 1u)) == hf_sample_place(t >> HF_SAMPLE_SHIFT);
+}
+
+/* The runs of tiles, each holding at most one sampled tile (the last may hold none). */
+HZ_HD uint64_t hf_sample_runs(const hf_geom *g)
+{
+    const uint64_t run = 1u << HF_SAMPLE_SHIFT;
+    return g->ntiles <= HF_SAMPLE_ALL ? g->ntiles : (g->ntiles + run - 1u) >> HF_SAMPLE_SHIFT;
+}
+
+/* The sampled tile of run k: ntiles or more when the run holds none. */
+HZ_HD uint64_t hf_sample_tile(const hf_geom *g, uint64_t k)
+{
+    return g->ntiles <= HF_SAMPLE_ALL ? k : (k << HF_SAMPLE_SHIFT) + hf_sample_place(k);
+}
+
+/* The tile holding the element at chunk coordinates (z, y, x). */
+HZ_HD uint64_t hf_tile_of(const hf_geom *g, uint64_t z, uint64_t y, uint64_t x)
+{
+    return (z / g->tz * g->gty + y / g->ty) * g->gtx + x / g->tx;
+}
+
+/* Whether dual quantisation codes the value v (not a fill value): quantisable, with its code
+ * within +-HF_PMAX, which goes to *p. Other values are stored verbatim. */
+HZ_HD int hf_dq_code(const fl_quant *Q, double v, int32_t *p)
+{
+    int64_t q;
+    if (!fl_quantize(Q, v, &q) || q > HF_PMAX || q < -HF_PMAX)
+        return 0;
+    *p = (int32_t)q;
+    return 1;
+}
+
 /* Lorenzo delta of element e = (z ey + y) ex + x of a tile whose codes p are in raster order;
  * neighbours outside the tile count as 0. Order 3 is 3-D Lorenzo, 2 is 2-D Lorenzo in each
  * z-plane, 1 the previous element of the tile's raster sequence: noisy fields (the Nyx-like

@@ -63,7 +63,8 @@ typedef struct hf_enc {
                              * with interpolation, each element's delta */
     uint8_t *kind;          /* 0 coded, 1 fill, 2 verbatim */
     uint16_t *tok;          /* one token per element, tile-major */
-    uint64_t *tile_cost;    /* 4 per tile: cost of Lorenzo order o at [4t + o] */
+    uint64_t *tile_cost;    /* 4 per tile: cost of Lorenzo order o at [4t + o], the elements
+                             * it counts at [4t] (0 for a tile not sampled) */
     uint64_t *tile_out;     /* outliers, then verbatim values, per tile: counts, then offsets */
     uint64_t *tile_verb;
     uint8_t *out_pos, *out_delta, *verb_pos, *verb_val;  /* where the lists go in the payload */
@@ -79,8 +80,8 @@ static uint64_t chunk_index(const hf_geom *g, const hf_tile *T, uint64_t e)
     return ((T->z0 + r / T->ey) * g->ny + T->y0 + r % T->ey) * g->nx + T->x0 + x;
 }
 
-/* Quantises tile t and its cost under each Lorenzo order the chunk allows: the sum of the
- * deltas' zigzag bit lengths. */
+/* Quantises tile t and, when it is sampled, its cost under each Lorenzo order the chunk
+ * allows: the sum of the deltas' zigzag bit lengths. */
 static void quantise_task(void *ctx, uint64_t t)
 {
     hf_enc *E = ctx;
@@ -93,18 +94,16 @@ static void quantise_task(void *ctx, uint64_t t)
     for (uint64_t e = 0; e < tn; e++) {
         uint64_t bits;
         double v = hz_element(E->in, E->Q->is_f32, chunk_index(g, &T, e), &bits);
-        int64_t q;
         p[e] = 0;
-        if (fl_is_fill(E->Q, bits)) {
+        if (fl_is_fill(E->Q, bits))
             kind[e] = 1;
-        } else if (fl_quantize(E->Q, v, &q) && q <= HF_PMAX && q >= -HF_PMAX) {
-            kind[e] = 0;
-            p[e] = (int32_t)q;
-        } else {
-            kind[e] = 2; /* stored verbatim; predicts as 0 */
-        }
+        else
+            kind[e] = hf_dq_code(E->Q, v, &p[e]) ? 0 : 2; /* 2: verbatim; predicts as 0 */
     }
+    cost[0] = hf_sampled(g, t) ? tn : 0; /* the elements the costs count */
     cost[1] = cost[2] = cost[3] = 0;
+    if (!cost[0])
+        return;
     uint64_t e = 0;
     for (unsigned z = 0; z < T.ez; z++)
         for (unsigned y = 0; y < T.ey; y++)
@@ -323,8 +322,7 @@ static h5zgpu_status try_interpolation(hf_enc *E, uint64_t lorenzo_cost)
     const hf_geom *g = E->g;
     int32_t *delta = malloc(g->n * sizeof *delta);
     uint8_t *kind = malloc(g->n);
-    uint64_t cost = delta && kind ? hf_ip_encode_cpu(g, E->Q, E->in, E->kind, delta, kind)
-                                  : UINT64_MAX;
+    uint64_t cost = delta && kind ? hf_ip_encode_cpu(g, E->Q, E->in, delta, kind) : UINT64_MAX;
     if (cost == UINT64_MAX) {
         free(delta);
         free(kind);
@@ -368,12 +366,12 @@ h5zgpu_status hf_encode_cpu(const hf_geom *g, const fl_quant *Q, unsigned radius
         goto done;
     }
     hz_parallel_for(g->ntiles, quantise_task, &E);
-    unsigned long long cost[4] = {0};
+    unsigned long long cost[4] = {0}; /* over the sampled tiles; [0]: their elements */
     for (uint64_t t = 0; t < g->ntiles; t++)
-        for (unsigned o = 1; o <= g->dim; o++)
+        for (unsigned o = 0; o <= g->dim; o++)
             cost[o] += E.tile_cost[4 * t + o];
     E.order = hf_best_order(cost, g->dim);
-    if (hf_ip_worth_trying(cost[E.order], n) &&
+    if (hf_ip_worth_trying(cost[E.order], cost[0]) &&
         (st = try_interpolation(&E, cost[E.order])) != H5ZGPU_OK)
         goto done;
     hz_parallel_for(g->ntiles, tokenise_task, &E);

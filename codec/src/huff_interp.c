@@ -16,10 +16,10 @@ typedef struct ip_run {
     int32_t *u;             /* reconstructed codes, chunk raster order */
     int32_t *delta;         /* tile-major deltas (encoder: written; decoder: read) */
     uint8_t *kind;          /* encoder: tile-major, 0 coded, 1 fill, 2 verbatim */
-    const uint8_t *lkind;   /* encoder: the kinds dual quantisation gave */
     void *out;              /* decoder */
     hf_ip_pass P;
-    uint64_t cost;          /* encoder: as the Lorenzo orders' cost, plus verbatim values */
+    uint64_t cost;          /* encoder: as the Lorenzo orders' cost over the sampled tiles,
+                             * plus verbatim values */
     int bad;                /* decoder */
 } ip_run;
 
@@ -36,12 +36,13 @@ static int32_t predict_at(const ip_run *C, const uint64_t c[3], uint64_t i)
                          reach & HF_IP_P1 ? u[i + s] : 0, reach & HF_IP_P3 ? u[i + 3 * s] : 0);
 }
 
-/* Codes the element at c, raster index i, against pred; returns its cost. */
+/* Codes the element at c, raster index i, against pred; returns its cost (0 outside the
+ * sampled tiles). */
 static uint64_t code_element(ip_run *C, const uint64_t c[3], uint64_t i, int32_t pred)
 {
     const uint64_t pos = hf_tile_pos(C->g, c[0], c[1], c[2]);
     uint64_t bits;
-    int32_t k = 0, u = pred;
+    int32_t k = 0, u = pred, p;
     double v = hz_element(C->in, C->Q->is_f32, i, &bits);
     if (fl_is_fill(C->Q, bits))
         C->kind[pos] = 1;
@@ -51,8 +52,11 @@ static uint64_t code_element(ip_run *C, const uint64_t c[3], uint64_t i, int32_t
         C->kind[pos] = 2;
     C->u[i] = u;
     C->delta[pos] = k;
-    return fl_bitlen(fl_zigzag(k)) +
-           (C->kind[pos] == 2 && C->lkind[pos] == 0 ? hf_ip_verbatim_cost(C->Q->is_f32) : 0);
+    if (!hf_sampled(C->g, hf_tile_of(C->g, c[0], c[1], c[2])))
+        return 0;
+    return fl_bitlen(fl_zigzag(k)) + (C->kind[pos] == 2 && hf_dq_code(C->Q, v, &p)
+                                          ? hf_ip_verbatim_cost(C->Q->is_f32)
+                                          : 0);
 }
 
 /* Row r (z and y indices into the pass's elements) of the current pass. */
@@ -81,10 +85,10 @@ static void pass_enc_task(void *ctx, uint64_t r)
     __atomic_fetch_add(&C->cost, cost, __ATOMIC_RELAXED);
 }
 
-uint64_t hf_ip_encode_cpu(const hf_geom *g, const fl_quant *Q, const void *in,
-                          const uint8_t *lkind, int32_t *delta, uint8_t *kind)
+uint64_t hf_ip_encode_cpu(const hf_geom *g, const fl_quant *Q, const void *in, int32_t *delta,
+                          uint8_t *kind)
 {
-    ip_run C = {.g = g, .Q = Q, .in = in, .delta = delta, .kind = kind, .lkind = lkind};
+    ip_run C = {.g = g, .Q = Q, .in = in, .delta = delta, .kind = kind};
     C.u = malloc(g->n * sizeof *C.u);
     if (!C.u)
         return UINT64_MAX;
