@@ -13,6 +13,7 @@ extern "C" {
 #include "backend_gpu.h"
 #include "error.h"
 #include "fixed.h"
+#include "parallel.h"
 }
 
 /* Device buffers grow by this much more than asked, so that chunks of slowly growing sizes do
@@ -314,6 +315,37 @@ static void call_end(hzc_call *c, h5zgpu_status st)
 }
 
 /* Device copy of a host input (through the pinned staging buffer) or the input itself. */
+/* Copies of HZC_HOST_PAR bytes or more between the caller's host memory and the pinned buffer
+ * run in slices over the cores (hz_parallel_for): one core's memcpy held a 64 MiB chunk's
+ * transfer to ~7 GB/s against the DMA's 55. Smaller ones stay a memcpy on the calling thread,
+ * which is what hz_parallel_for would leave them (it gives a thread 8 slices at a time) after
+ * asking the system for its cores. */
+#define HZC_HOST_SLICE (256u << 10)
+#define HZC_HOST_PAR (16u * HZC_HOST_SLICE)
+
+typedef struct host_copy {
+    uint8_t *dst;
+    const uint8_t *src;
+    uint64_t n;
+} host_copy;
+
+static void host_copy_slice(void *ctx, uint64_t k)
+{
+    const host_copy *J = (const host_copy *)ctx;
+    const uint64_t off = k * HZC_HOST_SLICE, len = J->n - off;
+    memcpy(J->dst + off, J->src + off, len < HZC_HOST_SLICE ? len : HZC_HOST_SLICE);
+}
+
+static void host_copy_cores(void *dst, const void *src, uint64_t n)
+{
+    if (n < HZC_HOST_PAR) {
+        memcpy(dst, src, n);
+        return;
+    }
+    host_copy J = {(uint8_t *)dst, (const uint8_t *)src, n};
+    hz_parallel_for((n + HZC_HOST_SLICE - 1) / HZC_HOST_SLICE, host_copy_slice, &J);
+}
+
 static h5zgpu_status stage_in(hzc_call *c, const void *in, int in_dev, uint64_t n,
                               const void **d_in)
 {
@@ -325,7 +357,7 @@ static h5zgpu_status stage_in(hzc_call *c, const void *in, int in_dev, uint64_t 
     }
     if ((st = buf_need(&w->in, n, 0)) != H5ZGPU_OK || (st = buf_need(&w->host, n, 1)) != H5ZGPU_OK)
         return st;
-    memcpy(w->host.p, in, n);
+    host_copy_cores(w->host.p, in, n);
     CK(cudaMemcpyAsync(w->in.p, w->host.p, n, cudaMemcpyHostToDevice, c->s), "input upload");
     *d_in = w->in.p;
 done:
@@ -389,7 +421,7 @@ static h5zgpu_status deliver(hzc_call *c, void *out, int out_dev, const void *sr
             goto done;
         CK(cudaMemcpyAsync(w->host.p, src, n, cudaMemcpyDeviceToHost, c->s), what);
         CK(cudaStreamSynchronize(c->s), what);
-        memcpy(out, w->host.p, n);
+        host_copy_cores(out, w->host.p, n);
     }
 done:
     return st;
