@@ -63,8 +63,8 @@ typedef struct hf_enc {
                              * with interpolation, each element's delta */
     uint8_t *kind;          /* 0 coded, 1 fill, 2 verbatim */
     uint16_t *tok;          /* one token per element, tile-major */
-    uint64_t *tile_cost;    /* 4 per tile: cost of Lorenzo order o at [4t + o], the elements
-                             * it counts at [4t] (0 for a tile not sampled) */
+    uint64_t *run_cost;     /* 4 per sample run k: the cost of Lorenzo order o over its tile at
+                             * [4k + o], the tile's elements at [4k] (all 0: no tile) */
     uint64_t *tile_out;     /* outliers, then verbatim values, per tile: counts, then offsets */
     uint64_t *tile_verb;
     uint8_t *out_pos, *out_delta, *verb_pos, *verb_val;  /* where the lists go in the payload */
@@ -80,36 +80,55 @@ static uint64_t chunk_index(const hf_geom *g, const hf_tile *T, uint64_t e)
     return ((T->z0 + r / T->ey) * g->ny + T->y0 + r % T->ey) * g->nx + T->x0 + x;
 }
 
-/* Quantises tile t and, when it is sampled, its cost under each Lorenzo order the chunk
- * allows: the sum of the deltas' zigzag bit lengths. */
-static void quantise_task(void *ctx, uint64_t t)
+/* Quantises tile t: each element's code and kind. */
+static void quantise_tile(hf_enc *E, uint64_t t, hf_tile *T)
 {
-    hf_enc *E = ctx;
     const hf_geom *g = E->g;
-    hf_tile T;
-    hf_tile_at(g, t, &T);
-    int32_t *p = E->p + T.start;
-    uint8_t *kind = E->kind + T.start;
-    uint64_t tn = (uint64_t)T.ez * T.ey * T.ex, *cost = E->tile_cost + 4 * t;
+    hf_tile_at(g, t, T);
+    int32_t *p = E->p + T->start;
+    uint8_t *kind = E->kind + T->start;
+    const uint64_t tn = (uint64_t)T->ez * T->ey * T->ex;
     for (uint64_t e = 0; e < tn; e++) {
         uint64_t bits;
-        double v = hz_element(E->in, E->Q->is_f32, chunk_index(g, &T, e), &bits);
+        double v = hz_element(E->in, E->Q->is_f32, chunk_index(g, T, e), &bits);
         p[e] = 0;
         if (fl_is_fill(E->Q, bits))
             kind[e] = 1;
         else
             kind[e] = hf_dq_code(E->Q, v, &p[e]) ? 0 : 2; /* 2: verbatim; predicts as 0 */
     }
-    cost[0] = hf_sampled(g, t) ? tn : 0; /* the elements the costs count */
-    cost[1] = cost[2] = cost[3] = 0;
-    if (!cost[0])
-        return;
+}
+
+/* Quantises the tile of sample run k (hf_sample_tile) and its cost under each Lorenzo order
+ * the chunk allows: the sum of the deltas' zigzag bit lengths. */
+static void sample_task(void *ctx, uint64_t k)
+{
+    hf_enc *E = ctx;
+    const hf_geom *g = E->g;
+    const uint64_t t = hf_sample_tile(g, k);
+    uint64_t *cost = E->run_cost + 4 * k;
+    cost[0] = cost[1] = cost[2] = cost[3] = 0;
+    if (t >= g->ntiles)
+        return; /* a last run without a sample */
+    hf_tile T;
+    quantise_tile(E, t, &T);
+    const int32_t *p = E->p + T.start;
+    cost[0] = (uint64_t)T.ez * T.ey * T.ex; /* the elements the costs count */
     uint64_t e = 0;
     for (unsigned z = 0; z < T.ez; z++)
         for (unsigned y = 0; y < T.ey; y++)
             for (unsigned x = 0; x < T.ex; x++, e++)
                 for (unsigned o = 1; o <= g->dim; o++)
                     cost[o] += fl_bitlen(fl_zigzag(hf_lorenzo(p, o, T.ey, T.ex, z, y, x, e)));
+}
+
+/* Quantises tile t when the sample left it: a Lorenzo order needs every tile's codes. */
+static void rest_task(void *ctx, uint64_t t)
+{
+    hf_enc *E = ctx;
+    hf_tile T;
+    if (!hf_sampled(E->g, t))
+        quantise_tile(E, t, &T);
 }
 
 /* The delta and token of tile element e under the chosen order. */
@@ -354,26 +373,29 @@ h5zgpu_status hf_encode_cpu(const hf_geom *g, const fl_quant *Q, unsigned radius
     E.p = malloc(n * sizeof *E.p);
     E.kind = malloc(n);
     E.tok = malloc(n * sizeof *E.tok);
-    E.tile_cost = malloc(4 * g->ntiles * sizeof *E.tile_cost);
+    E.run_cost = malloc(4 * hf_sample_runs(g) * sizeof *E.run_cost);
     E.tile_out = malloc(g->ntiles * sizeof *E.tile_out);
     E.tile_verb = malloc(g->ntiles * sizeof *E.tile_verb);
     E.sub_bit = malloc(g->nsub * sizeof *E.sub_bit);
     h5zgpu_status st = H5ZGPU_OK;
-    if (!E.p || !E.kind || !hist || !B0 || !B1 || !E.tok || !E.tile_cost || !E.tile_out ||
+    if (!E.p || !E.kind || !hist || !B0 || !B1 || !E.tok || !E.run_cost || !E.tile_out ||
         !E.tile_verb || !E.sub_bit) {
         st = hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
                      (unsigned long long)n);
         goto done;
     }
-    hz_parallel_for(g->ntiles, quantise_task, &E);
+    const uint64_t runs = hf_sample_runs(g);
+    hz_parallel_for(runs, sample_task, &E);
     unsigned long long cost[4] = {0}; /* over the sampled tiles; [0]: their elements */
-    for (uint64_t t = 0; t < g->ntiles; t++)
+    for (uint64_t k = 0; k < runs; k++)
         for (unsigned o = 0; o <= g->dim; o++)
-            cost[o] += E.tile_cost[4 * t + o];
+            cost[o] += E.run_cost[4 * k + o];
     E.order = hf_best_order(cost, g->dim);
     if (hf_ip_worth_trying(cost[E.order], cost[0]) &&
         (st = try_interpolation(&E, cost[E.order])) != H5ZGPU_OK)
         goto done;
+    if (E.order != HF_PRED_INTERP)
+        hz_parallel_for(g->ntiles, rest_task, &E);
     hz_parallel_for(g->ntiles, tokenise_task, &E);
     uint64_t n_out = exclusive_sum(E.tile_out, g->ntiles);
     uint64_t n_verb = exclusive_sum(E.tile_verb, g->ntiles);
@@ -451,7 +473,7 @@ done:
     free(E.p);
     free(E.kind);
     free(E.tok);
-    free(E.tile_cost);
+    free(E.run_cost);
     free(E.tile_out);
     free(E.tile_verb);
     free(E.sub_bit);
