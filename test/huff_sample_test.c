@@ -2,11 +2,13 @@
  * huff_common.h): every tile of a chunk of at most HF_SAMPLE_ALL tiles; beyond, exactly one
  * tile in each whole run of 2^HF_SAMPLE_SHIFT, the one hf_sample_tile names, at places spread
  * over the run; and hf_tile_of, which the interpolation's cost uses, names the tile
- * hf_tile_at places an element in. */
+ * hf_tile_at places an element in. Then chunks of 66 tiles through the public API, on the
+ * executor H5ZGPU_DEVICE picks: within the bound with either predictor the sample chooses. */
 #include "huff.h"
 #include "util.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #define RUN (1u << HF_SAMPLE_SHIFT)
 
@@ -70,6 +72,38 @@ static void check_tile_of(unsigned rank, const uint64_t *dims)
     }
 }
 
+/* A chunk of more than HF_SAMPLE_ALL tiles (so a sample of them chooses the predictor) through
+ * the public API: every value within its bound, whichever predictor the sample chose, which
+ * goes to *pred (the payload's byte 9; -1 when the chunk is not a Huffman one). */
+static void round_trip(const h5zgpu_params *p, tu_pattern pat, const char *label, int *pred)
+{
+    const size_t n = (size_t)tu_count(p), raw = n * tu_esize(p->dtype);
+    size_t cap = h5zgpu_compress_bound(p), len = 0, back_len = 0;
+    void *in = malloc(raw), *back = malloc(raw);
+    uint8_t *chunk = malloc(cap);
+    char why[256];
+    h5zgpu_info info;
+    *pred = -1;
+    tu_fill_shape(p, pat, 7, in);
+    h5zgpu_status st = h5zgpu_compress(p, in, chunk, cap, &len, NULL);
+    tu_expect(st == H5ZGPU_OK, "%s: compress -> %s (%s)", label, h5zgpu_status_string(st),
+              h5zgpu_last_error());
+    if (st == H5ZGPU_OK && h5zgpu_chunk_info(chunk, len, &info) == H5ZGPU_OK &&
+        info.codec == H5ZGPU_CODEC_HUFFMAN)
+        *pred = chunk[info.header_len + 9];
+    if (st == H5ZGPU_OK)
+        st = h5zgpu_decompress(chunk, len, back, raw, &back_len, NULL);
+    tu_expect(st == H5ZGPU_OK && back_len == raw, "%s: decompress -> %s (%s)", label,
+              h5zgpu_status_string(st), h5zgpu_last_error());
+    if (st == H5ZGPU_OK) {
+        size_t misses = tu_check_bound(p->dtype, p->mode, p->eb, in, back, n, why, sizeof why);
+        tu_expect(misses == 0, "%s: %zu values miss the bound; first: %s", label, misses, why);
+    }
+    free(in);
+    free(back);
+    free(chunk);
+}
+
 int main(void)
 {
     const uint64_t counts[] = {1,  2,   63,  64,   65,   71,   72,    73,   100,
@@ -82,5 +116,32 @@ int main(void)
     check_tile_of(2, d2);
     check_tile_of(3, d3);
     check_tile_of(4, d4);
+
+    /* 2 x 3 x 11 = 66 tiles of 16 x 32 x 32, partial along every axis */
+    const tu_pattern pats[] = {TU_SMOOTH, TU_FIELD, TU_NOISE, TU_SPIKY, TU_MASKED};
+    const double ebs[] = {1e-2, 1e-4};
+    int chose[5] = {0};
+    for (unsigned k = 0; k < sizeof pats / sizeof *pats; k++)
+        for (unsigned b = 0; b < 2; b++)
+            for (unsigned f64 = 0; f64 < 2; f64++) {
+                h5zgpu_params p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_REL,
+                                   .eb = ebs[b], .dtype = f64 ? H5ZGPU_FLOAT64 : H5ZGPU_FLOAT32,
+                                   .rank = 3, .dims = {20, 70, 330}};
+                if (pats[k] == TU_MASKED) { /* fill values in sampled and unsampled tiles */
+                    p.has_fill = 1;
+                    p.fill = f64 ? -1e34 : (double)(float)-1e34;
+                }
+                char label[96];
+                int pred;
+                snprintf(label, sizeof label, "66 tiles, pattern %d, REL %g, f%d", (int)pats[k],
+                         ebs[b], f64 ? 64 : 32);
+                round_trip(&p, pats[k], label, &pred);
+                chose[pred >= 0 && pred <= 3 ? pred : 4]++;
+            }
+    printf("huff_sample_test: 66-tile chunks by predictor interpolation/Lorenzo 1/2/3: "
+           "%d/%d/%d/%d, not Huffman %d\n", chose[0], chose[1], chose[2], chose[3], chose[4]);
+    tu_expect(chose[0] > 0 && chose[1] + chose[2] + chose[3] > 0,
+              "66 tiles: the sample chose interpolation %d times, a Lorenzo order %d times: "
+              "both are needed", chose[0], chose[1] + chose[2] + chose[3]);
     return tu_done("huff_sample_test");
 }
