@@ -36,11 +36,39 @@ static int32_t predict_at(const ip_run *C, const uint64_t c[3], uint64_t i)
                          reach & HF_IP_P1 ? u[i + s] : 0, reach & HF_IP_P3 ? u[i + 3 * s] : 0);
 }
 
-/* Codes the element at c, raster index i, against pred; returns its cost (0 outside the
- * sampled tiles). */
-static uint64_t code_element(ip_run *C, const uint64_t c[3], uint64_t i, int32_t pred)
+/* Tile-major positions along one row of a pass (z and y fixed), and whether their tiles are
+ * sampled: the tile's terms are worked out when x enters it, so that an element costs no
+ * division (finding its tile from scratch takes seven, 64-bit). */
+typedef struct ip_cursor {
+    const hf_geom *g;
+    uint64_t z, y;
+    uint64_t x0, x1;   /* the current tile's columns [x0, x1) (none at first) */
+    uint64_t base;     /* the current tile's position of (z, y, x0), less x0 */
+    int sampled;       /* whether the current tile is sampled */
+} ip_cursor;
+
+static void cursor_row(ip_cursor *K, const hf_geom *g, uint64_t z, uint64_t y)
 {
-    const uint64_t pos = hf_tile_pos(C->g, c[0], c[1], c[2]);
+    *K = (ip_cursor){.g = g, .z = z, .y = y};
+}
+
+/* The tile-major position of the element at column x of the row. */
+static uint64_t cursor_pos(ip_cursor *K, uint64_t x)
+{
+    if (x < K->x0 || x >= K->x1) {
+        const hf_geom *g = K->g;
+        K->x0 = x / g->tx * g->tx;
+        K->x1 = g->nx - K->x0 > g->tx ? K->x0 + g->tx : g->nx;
+        K->base = hf_tile_pos(g, K->z, K->y, K->x0) - K->x0;   /* a tile's rows are contiguous */
+        K->sampled = hf_sampled(g, hf_tile_of(g, K->z, K->y, x));
+    }
+    return K->base + x;
+}
+
+/* Codes the element at tile-major position pos, raster index i, against pred; returns its cost
+ * (0 outside the sampled tiles). */
+static uint64_t code_element(ip_run *C, uint64_t pos, int sampled, uint64_t i, int32_t pred)
+{
     uint64_t bits;
     int32_t k = 0, u = pred, p;
     double v = hz_element(C->in, C->Q->is_f32, i, &bits);
@@ -52,7 +80,7 @@ static uint64_t code_element(ip_run *C, const uint64_t c[3], uint64_t i, int32_t
         C->kind[pos] = 2;
     C->u[i] = u;
     C->delta[pos] = k;
-    if (!hf_sampled(C->g, hf_tile_of(C->g, c[0], c[1], c[2])))
+    if (!sampled)
         return 0;
     return fl_bitlen(fl_zigzag(k)) + (C->kind[pos] == 2 && hf_dq_code(C->Q, v, &p)
                                           ? hf_ip_verbatim_cost(C->Q->is_f32)
@@ -76,11 +104,13 @@ static void pass_enc_task(void *ctx, uint64_t r)
     ip_run *C = ctx;
     const hf_ip_pass *P = &C->P;
     uint64_t c[3], cost = 0;
+    ip_cursor K;
     row_coords(P, r, c);
+    cursor_row(&K, C->g, c[0], c[1]);
     for (uint64_t ix = 0; ix < P->cnt[2]; ix++) {
         c[2] = P->first[2] + ix * P->step[2];
-        uint64_t i = raster(C->g, c);
-        cost += code_element(C, c, i, predict_at(C, c, i));
+        uint64_t i = raster(C->g, c), pos = cursor_pos(&K, c[2]);
+        cost += code_element(C, pos, K.sampled, i, predict_at(C, c, i));
     }
     __atomic_fetch_add(&C->cost, cost, __ATOMIC_RELAXED);
 }
@@ -92,8 +122,7 @@ uint64_t hf_ip_encode_cpu(const hf_geom *g, const fl_quant *Q, const void *in, i
     C.u = malloc(g->n * sizeof *C.u);
     if (!C.u)
         return UINT64_MAX;
-    const uint64_t root[3] = {0, 0, 0};
-    C.cost = code_element(&C, root, 0, 0);
+    C.cost = code_element(&C, 0, hf_sampled(g, 0), 0, 0); /* the first element, position 0 */
     for (unsigned p = 0, np = hf_ip_passes(g); p < np; p++) {
         hf_ip_pass_at(g, p, &C.P);
         if (C.P.npts)
@@ -105,11 +134,12 @@ uint64_t hf_ip_encode_cpu(const hf_geom *g, const fl_quant *Q, const void *in, i
 
 /* ---- decoder ------------------------------------------------------------------------------ */
 
-/* Reconstructs the element at c, raster index i, from pred and its delta. */
-static void decode_element(ip_run *C, const uint64_t c[3], uint64_t i, int32_t pred)
+/* Reconstructs the element at tile-major position pos, raster index i, from pred and its
+ * delta. */
+static void decode_element(ip_run *C, uint64_t pos, uint64_t i, int32_t pred)
 {
     const fl_quant *Q = C->Q;
-    const int32_t d = C->delta[hf_tile_pos(C->g, c[0], c[1], c[2])];
+    const int32_t d = C->delta[pos];
     const int fill = d == HF_MARK_FILL;
     int64_t u = fill ? pred : pred + (int64_t)d * (1 << HF_IP_FRAC);
     if (d == HF_MARK_ESCAPE || u > HF_IP_UMAX || u < -HF_IP_UMAX) {
@@ -127,11 +157,13 @@ static void pass_dec_task(void *ctx, uint64_t r)
     ip_run *C = ctx;
     const hf_ip_pass *P = &C->P;
     uint64_t c[3];
+    ip_cursor K;
     row_coords(P, r, c);
+    cursor_row(&K, C->g, c[0], c[1]);
     for (uint64_t ix = 0; ix < P->cnt[2]; ix++) {
         c[2] = P->first[2] + ix * P->step[2];
         uint64_t i = raster(C->g, c);
-        decode_element(C, c, i, predict_at(C, c, i));
+        decode_element(C, cursor_pos(&K, c[2]), i, predict_at(C, c, i));
     }
 }
 
@@ -142,8 +174,7 @@ h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const fl_quant *Q, const int32_
     C.u = malloc(g->n * sizeof *C.u);
     if (!C.u)
         return H5ZGPU_E_NOMEM;
-    const uint64_t root[3] = {0, 0, 0};
-    decode_element(&C, root, 0, 0);
+    decode_element(&C, 0, 0, 0); /* the first element, position 0 */
     for (unsigned p = 0, np = hf_ip_passes(g); p < np && !C.bad; p++) {
         hf_ip_pass_at(g, p, &C.P);
         if (C.P.npts)

@@ -162,7 +162,7 @@ HZ_HD int hf_ip_quantize(const fl_quant *Q, double x, int32_t pred, int32_t *k, 
 HZ_HD uint64_t hf_tile_pos(const hf_geom *g, uint64_t z, uint64_t y, uint64_t x)
 {
     hf_tile T;
-    hf_tile_at(g, ((z / g->tz) * g->gty + y / g->ty) * g->gtx + x / g->tx, &T);
+    hf_tile_at(g, hf_tile_of(g, z, y, x), &T);
     return T.start + ((z - T.z0) * T.ey + (y - T.y0)) * T.ex + (x - T.x0);
 }
 
