@@ -3,6 +3,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 static unsigned failures, checks;
@@ -233,6 +234,24 @@ size_t tu_check_bound(h5zgpu_dtype t, h5zgpu_mode mode, double eb, const void *w
                      bound);
     }
     return misses;
+}
+
+void tu_expect_decodes(const h5zgpu_params *p, const void *in, const uint8_t *chunk, size_t len,
+                       const char *label)
+{
+    const size_t n = (size_t)tu_count(p), raw = n * tu_esize(p->dtype);
+    size_t got = 0;
+    void *back = malloc(raw);
+    char why[256];
+    h5zgpu_status st = back ? h5zgpu_decompress(chunk, len, back, raw, &got, NULL)
+                            : H5ZGPU_E_NOMEM;
+    tu_expect(st == H5ZGPU_OK && got == raw, "%s: decompress -> %s (%s)", label,
+              h5zgpu_status_string(st), h5zgpu_last_error());
+    if (st == H5ZGPU_OK) {
+        size_t misses = tu_check_bound(p->dtype, p->mode, p->eb, in, back, n, why, sizeof why);
+        tu_expect(misses == 0, "%s: %zu values miss the bound; first: %s", label, misses, why);
+    }
+    free(back);
 }
 
 static uint32_t fmix32(uint32_t h)

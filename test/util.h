@@ -46,6 +46,11 @@ void tu_put(h5zgpu_dtype t, void *a, size_t i, double v);
 size_t tu_check_bound(h5zgpu_dtype t, h5zgpu_mode mode, double eb, const void *want,
                       const void *got, size_t n, char *why, size_t whylen);
 
+/* Decompresses chunk (len bytes, the compression of in under p) on the executor H5ZGPU_DEVICE
+ * picks and records, under label, a failure of the call or any value outside the bound. */
+void tu_expect_decodes(const h5zgpu_params *p, const void *in, const uint8_t *chunk, size_t len,
+                       const char *label);
+
 /* Recomputes a chunk's header checksum as docs/FORMAT.md defines it (so a test can change a byte
  * and still reach the decoder's other checks). Returns the checksum written. */
 uint32_t tu_fix_checksum(uint8_t *chunk, size_t len);
