@@ -314,7 +314,6 @@ static void call_end(hzc_call *c, h5zgpu_status st)
         cudaSetDevice(c->prev_device);
 }
 
-/* Device copy of a host input (through the pinned staging buffer) or the input itself. */
 /* Copies of HZC_HOST_PAR bytes or more between the caller's host memory and the pinned buffer
  * run in slices over the cores (hz_parallel_for): one core's memcpy held a 64 MiB chunk's
  * transfer to ~7 GB/s against the DMA's 55. Smaller ones stay a memcpy on the calling thread,
@@ -346,6 +345,7 @@ static void host_copy_cores(void *dst, const void *src, uint64_t n)
     hz_parallel_for((n + HZC_HOST_SLICE - 1) / HZC_HOST_SLICE, host_copy_slice, &J);
 }
 
+/* Device copy of a host input (through the pinned staging buffer) or the input itself. */
 static h5zgpu_status stage_in(hzc_call *c, const void *in, int in_dev, uint64_t n,
                               const void **d_in)
 {

@@ -3,9 +3,9 @@
  * Encoding: the Lorenzo orders' costs over a sample of the tiles, then tokens (a Lorenzo order
  * quantises each tile there) with a per-tile histogram and the ordered outlier and verbatim
  * lists (decoupled look-back), the three forms' codebooks a CTA each, side by side, the bit
- * stream a warp per sub-chunk. Decoding: deltas (a thread a sub-chunk, or HF_SPLIT threads where the
- * stream is neither dense nor mostly runs), the outliers, then partial sums a CTA per tile in
- * shared memory. */
+ * stream a warp per sub-chunk. Decoding: deltas (a thread a sub-chunk, or HF_SPLIT threads
+ * where the stream is neither dense nor mostly runs), the outliers, then partial sums a CTA per
+ * tile in shared memory. */
 #include "kernels.h"
 #include "lookback.cuh"
 
