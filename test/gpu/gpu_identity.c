@@ -506,6 +506,37 @@ static void fill_cases(int small)
     printf("gpu_identity: %d fill cases (%d chunks with fill elements)\n", nrun, nfill);
 }
 
+/* Chunks of 66 Huffman tiles, more than HF_SAMPLE_ALL: the predictor is chosen from a sample
+ * of the tiles, and each executor must sample the same ones. Fill elements fall in sampled
+ * and unsampled tiles alike. */
+static void sampled_cases(void)
+{
+    static const uint64_t dims[3] = {20, 70, 330};
+    static const int pats[] = {TU_FIELD, TU_NOISE, TU_MASKED};
+    static const double rel[] = {1e-2, 1e-4};
+    int nrun = 0;
+    for (size_t ci = 0; ci < ncodecs; ci++)
+        for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++)
+            for (size_t b = 0; b < sizeof rel / sizeof rel[0]; b++)
+                for (int ti = 0; ti < 2; ti++) {
+                    const int masked = pats[k] == TU_MASKED;
+                    h5zgpu_params p = {.codec = codecs[ci], .mode = H5ZGPU_MODE_REL,
+                                       .eb = rel[b],
+                                       .dtype = ti ? H5ZGPU_FLOAT64 : H5ZGPU_FLOAT32,
+                                       .rank = 3, .has_fill = masked,
+                                       .fill = !masked ? 0 : ti ? -1e34 : (double)(float)-1e34,
+                                       .radius = radius_for(codecs[ci], k + b + ti)};
+                    memcpy(p.dims, dims, sizeof dims);
+                    char name[160];
+                    snprintf(name, sizeof name, "%s sampled: pattern %d, %s, REL %g, radius %u",
+                             codec_name(p.codec), pats[k], ti ? "f64" : "f32", p.eb, p.radius);
+                    run_case(name, &p, pats[k], 0, 11 + k, nrun % 3 == 0,
+                             nrun % 4 == 0 ? nrun : -1);
+                    nrun++;
+                }
+    printf("gpu_identity: %d cases of 66 tiles\n", nrun);
+}
+
 /* After the full synthetic and fill runs: what the chunks were written with. A Huffman chunk
  * must have used each Lorenzo order, each form and each radius, and auto each codec (when
  * those codecs are among the ones checked). */
@@ -622,8 +653,10 @@ int main(int argc, char **argv)
     if (argc == first) {
         synthetic(small);
         fill_cases(small);
-        if (!small)
+        if (!small) {
+            sampled_cases();
             coverage();
+        }
     }
     for (int i = first; i + 1 < argc; i += 2)
         field(argv[i], argv[i + 1]);
