@@ -1299,10 +1299,7 @@ __device__ bool hf_decode_span(const hf_dec_args &a, const uint16_t *table, uint
         const bool pair = tk >= 2 * R;
         if (!pair && !hf_lone_valid(&L, tk, has_fill))
             return false;
-        const uint32_t z = pair ? (tk - 2 * R) / HF_PAIR_K : tk - 2;
-        out.put(tk == HF_TOK_FILL     ? HF_MARK_FILL   /* radius >= 2: not pairs */
-                : tk == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
-                                      : hf_unzigzag32(z));
+        out.put(pair ? hf_unzigzag32((tk - 2 * R) / HF_PAIR_K) : hf_token_delta(tk));
         if (pair)
             out.put(hf_unzigzag32((tk - 2 * R) % HF_PAIR_K));
     }
@@ -1551,9 +1548,7 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_runs_kernel(const hf_dec_ar
             ok = false;
             return;
         }
-        out.put(tk == HF_TOK_FILL     ? HF_MARK_FILL
-                : tk == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
-                                      : hf_unzigzag32(tk - 2));
+        out.put(hf_token_delta(tk));
     };
     const unsigned lane = threadIdx.x & 31u;
     const int4 run_g = make_int4(run_d, run_d, run_d, run_d);

@@ -91,18 +91,6 @@ __device__ __forceinline__ void hf_put_bits(double *out, uint64_t i, uint64_t bi
     ((unsigned long long *)out)[i] = bits;
 }
 
-/* fl_zigzag of a 32-bit delta. */
-__device__ __forceinline__ uint32_t hf_zigzag32(int32_t d)
-{
-    return ((uint32_t)d << 1) ^ (uint32_t)(d >> 31);
-}
-
-/* fl_unzigzag of a token's 32-bit code. */
-__device__ __forceinline__ int32_t hf_unzigzag32(uint32_t u)
-{
-    return (int32_t)(u >> 1) ^ -(int32_t)(u & 1u);
-}
-
 /* Markers in the quantisation codes the token kernel reads, outside every code's range. */
 #define HZC_CODE_FILL INT32_MIN
 #define HZC_CODE_VERBATIM (INT32_MIN + 1)

@@ -67,12 +67,19 @@ typedef struct hf_layout {
 h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const uint8_t *in,
                        uint64_t avail, uint64_t len, hf_layout *L, uint16_t *table);
 
+/* The delta a token stands for alone (not a pair): the fill or escape mark, else the delta
+ * it codes. */
+HZ_HD int32_t hf_token_delta(uint32_t tk)
+{
+    return tk == HF_TOK_FILL     ? HF_MARK_FILL
+           : tk == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
+                                 : hf_unzigzag32(tk - 2u);
+}
+
 /* The delta a run of the run token stands for. */
 HZ_HD int32_t hf_run_delta(const hf_layout *L)
 {
-    return L->run_token == HF_TOK_FILL     ? HF_MARK_FILL
-           : L->run_token == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
-                                           : (int32_t)fl_unzigzag(L->run_token - 2);
+    return hf_token_delta(L->run_token);
 }
 
 /* The stream checks both decoders make of a token. A run of the run token (delta run_d) may

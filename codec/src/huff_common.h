@@ -154,6 +154,18 @@ HZ_HD unsigned hf_best_order(const unsigned long long *cost, unsigned dim)
     return order;
 }
 
+/* fl_zigzag of a 32-bit delta. */
+HZ_HD uint32_t hf_zigzag32(int32_t d)
+{
+    return ((uint32_t)d << 1) ^ (uint32_t)(d >> 31);
+}
+
+/* fl_unzigzag of a token's 32-bit code. */
+HZ_HD int32_t hf_unzigzag32(uint32_t u)
+{
+    return (int32_t)(u >> 1) ^ -(int32_t)(u & 1u);
+}
+
 /* Token of a delta: 2 + zigzag(d) when that is below 2R, else the escape. */
 HZ_HD unsigned hf_delta_token(int64_t d, unsigned R)
 {

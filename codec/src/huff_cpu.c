@@ -613,9 +613,7 @@ static int decode_sub(const hf_geom *g, const hf_layout *L, const uint16_t *tabl
         }
         if (!hf_lone_valid(L, tk, has_fill))
             return 0;
-        delta[i++] = tk == HF_TOK_FILL     ? HF_MARK_FILL
-                     : tk == HF_TOK_ESCAPE ? HF_MARK_ESCAPE
-                                           : (int32_t)fl_unzigzag(tk - 2);
+        delta[i++] = hf_token_delta(tk);
     }
     return bit == stop;
 }
