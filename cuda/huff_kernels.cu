@@ -288,122 +288,57 @@ __global__ void __launch_bounds__(HF_THREADS) hf_sample_kernel(const hf_enc_args
         hf_cost_tile<T, DIM, false>(a, tl);
 }
 
-/* A tile's interpolation deltas for the token kernel: p into p_s (0 for fill and verbatim
- * elements), and bitmaps of the fill and verbatim elements as hf_quantise_tile's. */
-__device__ void hf_load_deltas(const int32_t *delta, unsigned tn, int32_t *p_s, uint32_t *fill_s,
-                               uint32_t *verb_s)
-{
-    const unsigned lane = threadIdx.x & 31u;
-    /* the whole warp runs every round: the ballots below need all its lanes */
-    for (unsigned w0 = threadIdx.x - lane; w0 < tn; w0 += HF_THREADS * HF_BATCH) {
-        int32_t c[HF_BATCH];
-#pragma unroll
-        for (unsigned k = 0; k < HF_BATCH; k++) {
-            const unsigned e = w0 + k * HF_THREADS + lane;
-            c[k] = e < tn ? delta[e] : 0;
-        }
-#pragma unroll
-        for (unsigned k = 0; k < HF_BATCH; k++) {
-            const unsigned b = w0 + k * HF_THREADS, e = b + lane;
-            if (b >= tn)   /* warp-uniform */
-                break;
-            const bool fill = e < tn && c[k] == HZC_CODE_FILL;
-            const bool verb = e < tn && c[k] == HZC_CODE_VERBATIM;
-            const unsigned fw = __ballot_sync(FULL, fill), vw = __ballot_sync(FULL, verb);
-            if (lane == 0) {
-                fill_s[b >> 5] = fw;
-                verb_s[b >> 5] = vw;
-            }
-            if (e < tn)
-                p_s[e] = fill || verb ? 0 : c[k];
-        }
-    }
-}
-
 __device__ __forceinline__ bool hf_bit(const uint32_t *m, unsigned e)
 {
     return m[e >> 5] >> (e & 31u) & 1u;
 }
 
-/* Token of element e of a tile under the predictor (tokenise_tile of huff_cpu.c), and its
- * delta. */
+/* Token of element e of a tile under Lorenzo order `order` (tokenise_tile of huff_cpu.c), and
+ * its delta. */
 __device__ __forceinline__ unsigned hf_token_at(const int32_t *p_s, const uint32_t *fill_s,
                                                 unsigned order, unsigned R, const hf_tile &tl,
                                                 unsigned e, int32_t *d)
 {
-    if (order == HF_PRED_INTERP) {
-        *d = p_s[e];   /* the interpolation's deltas come ready */
-    } else {
-        unsigned z, y, x;
-        hf_coords(tl, e, &z, &y, &x);
-        *d = hf_delta32(p_s, order, tl.ex, tl.ey * tl.ex, z, y, x, e);
-    }
+    unsigned z, y, x;
+    hf_coords(tl, e, &z, &y, &x);
+    *d = hf_delta32(p_s, order, tl.ex, tl.ey * tl.ex, z, y, x, e);
     const uint32_t zz = hf_zigzag32(*d);
     return hf_bit(fill_s, e) && *d == 0 ? HF_TOK_FILL
            : zz < 2u * R - 2u          ? zz + 2u
                                        : HF_TOK_ESCAPE;
 }
 
-/* Tokens, the histogram, and the outliers and verbatim values in position order: each warp
- * takes a contiguous share of the tile, so ranks follow from ballots and the tile's offsets
- * from the look-back over tiles taken in ticket order. The histogram packs two 16-bit counts a
- * word (a tile holds at most 16384 elements). One kernel for interpolation's deltas, one for
- * a Lorenzo order, which quantises its tile: both are launched, and the one the predictor is
- * not for returns at once, so that each keeps its own registers (the quantiser's would cost
- * the other a third of its occupancy). */
-template <typename T, int DIM, bool INTERP>
-__global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_args a)
+/* Token of an interpolation delta c, which may be a fill or verbatim marker (a verbatim value
+ * takes the token of delta 0, as the CPU's tokenise_tile gives it). */
+__device__ __forceinline__ unsigned hf_ip_token(int32_t c, unsigned R, bool *verb)
 {
-    int32_t *p_s = (int32_t *)hf_smem;
-    uint32_t *fill_s = (uint32_t *)(p_s + HF_TILE_N);
-    uint32_t *verb_s = fill_s + HF_TILE_N / 32;
-    uint32_t *hist_s = verb_s + HF_TILE_N / 32;
-    __shared__ unsigned long long tile_s, base_s[2];
+    const bool fill = c == HZC_CODE_FILL;
+    *verb = c == HZC_CODE_VERBATIM;
+    const uint32_t zz = hf_zigzag32(fill || *verb ? 0 : c);
+    return fill ? HF_TOK_FILL : zz < 2u * R - 2u ? zz + 2u : HF_TOK_ESCAPE;
+}
+
+/* Counts token tk (0xFFFFFFFF: none) into the tile's histogram, which packs two 16-bit counts
+ * a word (a tile holds at most 16384 elements): one shared atomic per distinct token of the
+ * warp, as smooth fields are mostly one. */
+__device__ __forceinline__ void hf_count_token(uint32_t *hist_s, unsigned tk)
+{
+    const unsigned peers = __match_any_sync(FULL, tk);
+    if (tk != 0xFFFFFFFFu && (threadIdx.x & 31u) == (unsigned)__ffs(peers) - 1u)
+        atomicAdd(&hist_s[tk >> 1], (unsigned)__popc(peers) << (16 * (tk & 1u)));
+}
+
+/* What both token kernels do once a tile's tokens are counted: each warp's outliers and
+ * verbatim values (n_out, n_verb) placed after those of the warps and tiles before it (the
+ * look-back over tiles in ticket order t), the chunk's totals at the last tile, and the tile's
+ * histogram added to the chunk's. Returns the warp's first list indices in *ko and *kv. */
+__device__ void hf_tile_tail(const hf_enc_args &a, uint64_t t, unsigned n_out, unsigned n_verb,
+                             const uint32_t *hist_s, uint64_t *ko, uint64_t *kv)
+{
+    __shared__ unsigned long long base_s[2];
     __shared__ unsigned wofs_s[HF_WARPS][2];
     hzc_huff_plan *P = a.b.plan;
-    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, R = a.R, nsym = 2 * R;
-    const unsigned pred = P->pred;
-    if ((pred == HF_PRED_INTERP) != INTERP)
-        return;   /* grid-uniform: the other kernel's predictor */
-    const unsigned order = INTERP ? HF_PRED_INTERP : pred;
-    if (threadIdx.x == 0)
-        tile_s = atomicAdd(&P->ticket, 1ull);
-    for (unsigned s = threadIdx.x; s < nsym / 2; s += HF_THREADS)
-        hist_s[s] = 0;
-    __syncthreads();
-    const uint64_t t = tile_s;
-    hf_tile tl;
-    hf_tile_at(&a.g, t, &tl);
-    const unsigned tn = hf_tile_n(tl);
-    const T *in = (const T *)a.in;
-    if (INTERP)
-        hf_load_deltas(a.b.ip_delta + tl.start, tn, p_s, fill_s, verb_s);
-    else if (hf_whole<DIM>(tl))   /* the tile quantised here, the one time */
-        hf_quantise_tile<T, DIM, true, true>(a.g, a.Q, in, tl, p_s, fill_s, verb_s);
-    else
-        hf_quantise_tile<T, DIM, false, true>(a.g, a.Q, in, tl, p_s, fill_s, verb_s);
-    __syncthreads();
-
-    const unsigned e_beg = warp * HF_SEG, e_end = min(tn, e_beg + HF_SEG);
-    unsigned n_out = 0, n_verb = 0;
-    for (unsigned b = e_beg; b < e_end; b += 32) {
-        const unsigned e = b + lane;
-        unsigned tk = 0xFFFFFFFFu;
-        bool is_out = false, is_verb = false;
-        if (e < e_end) {
-            int32_t d;
-            tk = hf_token_at(p_s, fill_s, order, R, tl, e, &d);
-            is_out = tk == HF_TOK_ESCAPE;
-            is_verb = hf_bit(verb_s, e) || (hf_bit(fill_s, e) && tk != HF_TOK_FILL);
-            a.b.tok[tl.start + e] = (uint16_t)tk;
-        }
-        n_out += __popc(__ballot_sync(FULL, is_out));
-        n_verb += __popc(__ballot_sync(FULL, is_verb));
-        /* one shared atomic per distinct token of the warp: smooth fields are mostly one */
-        const unsigned peers = __match_any_sync(FULL, tk);
-        if (e < e_end && lane == (unsigned)__ffs(peers) - 1u)
-            atomicAdd(&hist_s[tk >> 1], (unsigned)__popc(peers) << (16 * (tk & 1u)));
-    }
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nsym = 2 * a.R;
     if (lane == 0) {
         wofs_s[warp][0] = n_out;
         wofs_s[warp][1] = n_verb;
@@ -435,9 +370,100 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
         if (h)
             atomicAdd(&P->hist[s], h);
     }
+    *ko = base_s[0] + wofs_s[warp][0];
+    *kv = base_s[1] + wofs_s[warp][1];
+}
+
+/* Outlier is_out (delta d) and verbatim value is_verb at element e of the tile, given the
+ * warp's next list indices ko and kv, which advance past the warp's. */
+template <typename T>
+__device__ __forceinline__ void hf_list_put(const hf_enc_args &a, const hf_tile &tl, unsigned e,
+                                            bool is_out, bool is_verb, int32_t d, uint64_t *ko,
+                                            uint64_t *kv)
+{
+    const unsigned bo = __ballot_sync(FULL, is_out), bv = __ballot_sync(FULL, is_verb);
+    if (is_out) {
+        const uint64_t k = *ko + __popc(bo & hf_lanemask_lt());
+        if (k < a.b.kmax_out) {
+            a.b.out_pos[k] = (uint32_t)(tl.start + e);
+            a.b.out_delta[k] = d;
+        }
+    }
+    if (is_verb) {
+        const uint64_t k = *kv + __popc(bv & hf_lanemask_lt());
+        if (k < a.b.kmax_verb) {
+            unsigned z, y, x;
+            hf_coords(tl, e, &z, &y, &x);
+            a.b.verb_pos[k] = (uint32_t)(tl.start + e);
+            a.b.verb_bits[k] = hf_bits(((const T *)a.in)[hf_index(a.g, tl, z, y, x)]);
+        }
+    }
+    *ko += __popc(bo);
+    *kv += __popc(bv);
+}
+
+/* The tile a CTA of a token kernel takes, in ticket order (for the look-back), with its
+ * histogram cleared. */
+__device__ __forceinline__ uint64_t hf_take_tile(const hf_enc_args &a, uint32_t *hist_s)
+{
+    __shared__ unsigned long long tile_s;
+    if (threadIdx.x == 0)
+        tile_s = atomicAdd(&a.b.plan->ticket, 1ull);
+    for (unsigned s = threadIdx.x; s < a.R; s += HF_THREADS)
+        hist_s[s] = 0;
+    __syncthreads();
+    return tile_s;
+}
+
+/* Tokens, the histogram, and the outliers and verbatim values in position order under a
+ * Lorenzo order, which quantises the tile here, the one time: each warp takes a contiguous
+ * share of the tile, so ranks follow from ballots and the tile's offsets from the look-back.
+ * It and hf_ip_token_kernel are both launched, and the one the predictor is not for returns at
+ * once, so that each keeps its own registers (the quantiser's would cost the other a third of
+ * its occupancy). */
+template <typename T, int DIM>
+__global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_args a)
+{
+    int32_t *p_s = (int32_t *)hf_smem;
+    uint32_t *fill_s = (uint32_t *)(p_s + HF_TILE_N);
+    uint32_t *verb_s = fill_s + HF_TILE_N / 32;
+    uint32_t *hist_s = verb_s + HF_TILE_N / 32;
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, R = a.R;
+    const unsigned order = a.b.plan->pred;
+    if (order == HF_PRED_INTERP)
+        return;   /* grid-uniform: hf_ip_token_kernel's predictor */
+    const uint64_t t = hf_take_tile(a, hist_s);
+    hf_tile tl;
+    hf_tile_at(&a.g, t, &tl);
+    const unsigned tn = hf_tile_n(tl);
+    const T *in = (const T *)a.in;
+    if (hf_whole<DIM>(tl))
+        hf_quantise_tile<T, DIM, true, true>(a.g, a.Q, in, tl, p_s, fill_s, verb_s);
+    else
+        hf_quantise_tile<T, DIM, false, true>(a.g, a.Q, in, tl, p_s, fill_s, verb_s);
+    __syncthreads();
+
+    const unsigned e_beg = warp * HF_SEG, e_end = min(tn, e_beg + HF_SEG);
+    unsigned n_out = 0, n_verb = 0;
+    for (unsigned b = e_beg; b < e_end; b += 32) {
+        const unsigned e = b + lane;
+        unsigned tk = 0xFFFFFFFFu;
+        bool is_out = false, is_verb = false;
+        if (e < e_end) {
+            int32_t d;
+            tk = hf_token_at(p_s, fill_s, order, R, tl, e, &d);
+            is_out = tk == HF_TOK_ESCAPE;
+            is_verb = hf_bit(verb_s, e) || (hf_bit(fill_s, e) && tk != HF_TOK_FILL);
+            a.b.tok[tl.start + e] = (uint16_t)tk;
+        }
+        n_out += __popc(__ballot_sync(FULL, is_out));
+        n_verb += __popc(__ballot_sync(FULL, is_verb));
+        hf_count_token(hist_s, tk);
+    }
+    uint64_t ko, kv;
+    hf_tile_tail(a, t, n_out, n_verb, hist_s, &ko, &kv);
     if (!(n_out | n_verb))   /* warp-uniform; rare: outliers and verbatim values */
         return;
-    uint64_t ko = base_s[0] + wofs_s[warp][0], kv = base_s[1] + wofs_s[warp][1];
     for (unsigned b = e_beg; b < e_end; b += 32) {
         const unsigned e = b + lane;
         bool is_out = false, is_verb = false;
@@ -447,25 +473,66 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
             is_out = tk == HF_TOK_ESCAPE;
             is_verb = hf_bit(verb_s, e) || (hf_bit(fill_s, e) && tk != HF_TOK_FILL);
         }
-        const unsigned bo = __ballot_sync(FULL, is_out), bv = __ballot_sync(FULL, is_verb);
-        if (is_out) {
-            const uint64_t k = ko + __popc(bo & hf_lanemask_lt());
-            if (k < a.b.kmax_out) {
-                a.b.out_pos[k] = (uint32_t)(tl.start + e);
-                a.b.out_delta[k] = d;
-            }
+        hf_list_put<T>(a, tl, e, is_out, is_verb, d, &ko, &kv);
+    }
+}
+
+/* The same outputs from the interpolation's deltas (tile-major, with fill and verbatim
+ * markers): a token needs only its own delta, so each warp streams its share from global
+ * memory, HF_IP_BATCH loads a thread in flight, with no tile in shared memory, and more CTAs
+ * fit an SM than the quantising kernel's three. The rare outliers and verbatim values read
+ * their deltas again. */
+#define HF_IP_BATCH 8
+template <typename T>
+__global__ void __launch_bounds__(HF_THREADS) hf_ip_token_kernel(const hf_enc_args a)
+{
+    __shared__ uint32_t hist_s[HF_RADIUS_MAX];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, R = a.R;
+    if (a.b.plan->pred != HF_PRED_INTERP)
+        return;   /* grid-uniform: hf_token_kernel's predictor */
+    const uint64_t t = hf_take_tile(a, hist_s);
+    hf_tile tl;
+    hf_tile_at(&a.g, t, &tl);
+    const int32_t *delta = a.b.ip_delta + tl.start;
+    uint16_t *tok = a.b.tok + tl.start;
+    const unsigned e_beg = warp * HF_SEG, e_end = min(hf_tile_n(tl), e_beg + HF_SEG);
+    unsigned n_out = 0, n_verb = 0;
+    for (unsigned b0 = e_beg; b0 < e_end; b0 += 32 * HF_IP_BATCH) {
+        int32_t c[HF_IP_BATCH];
+#pragma unroll
+        for (unsigned k = 0; k < HF_IP_BATCH; k++) {
+            const unsigned e = b0 + 32 * k + lane;
+            c[k] = e < e_end ? delta[e] : 0;
         }
-        if (is_verb) {
-            const uint64_t k = kv + __popc(bv & hf_lanemask_lt());
-            if (k < a.b.kmax_verb) {
-                unsigned z, y, x;
-                hf_coords(tl, e, &z, &y, &x);
-                a.b.verb_pos[k] = (uint32_t)(tl.start + e);
-                a.b.verb_bits[k] = hf_bits(in[hf_index(a.g, tl, z, y, x)]);
+#pragma unroll
+        for (unsigned k = 0; k < HF_IP_BATCH; k++) {
+            const unsigned e = b0 + 32 * k + lane;
+            if (b0 + 32 * k >= e_end)   /* warp-uniform */
+                break;
+            unsigned tk = 0xFFFFFFFFu;
+            bool is_verb = false;
+            if (e < e_end) {
+                tk = hf_ip_token(c[k], R, &is_verb);
+                tok[e] = (uint16_t)tk;
             }
+            n_out += __popc(__ballot_sync(FULL, tk == HF_TOK_ESCAPE));
+            n_verb += __popc(__ballot_sync(FULL, is_verb));
+            hf_count_token(hist_s, tk);
         }
-        ko += __popc(bo);
-        kv += __popc(bv);
+    }
+    uint64_t ko, kv;
+    hf_tile_tail(a, t, n_out, n_verb, hist_s, &ko, &kv);
+    if (!(n_out | n_verb))   /* warp-uniform; rare: outliers and verbatim values */
+        return;
+    for (unsigned b = e_beg; b < e_end; b += 32) {
+        const unsigned e = b + lane;
+        bool is_out = false, is_verb = false;
+        int32_t d = 0;
+        if (e < e_end) {
+            d = delta[e];
+            is_out = hf_ip_token(d, R, &is_verb) == HF_TOK_ESCAPE;
+        }
+        hf_list_put<T>(a, tl, e, is_out, is_verb, d, &ko, &kv);
     }
 }
 
@@ -1787,11 +1854,8 @@ static cudaError_t hf_tiles_encode(const hf_enc_args &a, int sms, cudaStream_t s
         (e = hzc_ip_launch_encode(&a.g, &a.Q, a.in, a.b.ip_u, a.b.ip_delta, a.b.plan, sms, s)) !=
             cudaSuccess)
         return e;
-    if ((e = hf_tile_launch(hf_token_kernel<T, DIM, true>, (unsigned)a.g.ntiles, HF_SMEM_TOKEN,
-                            a, s)) != cudaSuccess)
-        return e;
-    return hf_tile_launch(hf_token_kernel<T, DIM, false>, (unsigned)a.g.ntiles, HF_SMEM_TOKEN, a,
-                          s);
+    hf_ip_token_kernel<T><<<(unsigned)a.g.ntiles, HF_THREADS, 0, s>>>(a);
+    return hf_tile_launch(hf_token_kernel<T, DIM>, (unsigned)a.g.ntiles, HF_SMEM_TOKEN, a, s);
 }
 
 template <typename T>
