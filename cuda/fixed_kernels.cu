@@ -5,6 +5,8 @@
 #include "kernels.h"
 #include "lookback.cuh"
 
+#include <type_traits>
+
 #define HDR_CODED_MAX (4u + 8u + 8u * FL_MAX_PLANES)   /* corner + sign + 32 planes */
 
 template <int DIM> struct blk_shape;
@@ -698,31 +700,53 @@ __device__ __forceinline__ void mm_block(hzc_minmax *m)
     }
 }
 
-/* fl_stats_cpu's reduction. PWREL: fl_log2lin is monotone, so the smallest L(|x|) is L of the
- * smallest non-zero |x|, taken once in the final kernel. */
+/* A value into the range [lo, hi]: fill elements noted in seen, non-finite ones (and PWREL's
+ * zeros) left out. Compared in the element type, which orders as its double does. */
+template <typename T, bool PWREL>
+__device__ __forceinline__ void stats_take(T x, int has_fill, uint64_t fill_bits, T &lo, T &hi,
+                                           int &seen)
+{
+    if (has_fill && raw_bits(&x) == fill_bits) {
+        seen = 1;
+        return;
+    }
+    if (!isfinite(x) || (PWREL && x == (T)0))
+        return;
+    if (PWREL)
+        x = x < 0 ? -x : x;
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
+}
+
+/* fl_stats_cpu's reduction, 16 bytes a load where the input is 16-byte aligned (the order of
+ * the comparisons does not matter: a signed zero as the range's end leaves fl_quant_init's
+ * base 0). PWREL: fl_log2lin is monotone, so the smallest L(|x|) is L of the smallest non-zero
+ * |x|, taken once in the final kernel. */
 template <typename T, bool PWREL>
 __global__ void __launch_bounds__(HZC_THREADS)
     stats_kernel(const T *in, uint64_t n, int has_fill, uint64_t fill_bits, hzc_minmax *partial,
                  hzc_scalars *sc)
 {
-    hzc_minmax m = {HUGE_VAL, -HUGE_VAL};
+    using V = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
+    constexpr unsigned per = sizeof(V) / sizeof(T);
+    T lo = (T)HUGE_VAL, hi = (T)-HUGE_VAL;
     int seen = 0;
-    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
-         i += (uint64_t)gridDim.x * blockDim.x) {
-        const T x = in[i];
-        if (has_fill && raw_bits(&x) == fill_bits) {
-            seen = 1;
-            continue;
-        }
-        double v = (double)x;
-        if (!hz_is_finite(v) || (PWREL && v == 0.0))
-            continue;
-        if (PWREL)
-            v = v < 0 ? -v : v;
-        mm_merge(&m, v, v);
+    const uint64_t first = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    const uint64_t nv = ((uintptr_t)in & (sizeof(V) - 1)) == 0 ? n / per : 0;
+#pragma unroll 2
+    for (uint64_t j = first; j < nv; j += stride) {
+        const V v = ((const V *)in)[j];
+        const T *x = (const T *)&v;
+#pragma unroll
+        for (unsigned k = 0; k < per; k++)
+            stats_take<T, PWREL>(x[k], has_fill, fill_bits, lo, hi, seen);
     }
+    for (uint64_t i = nv * per + first; i < n; i += stride)
+        stats_take<T, PWREL>(in[i], has_fill, fill_bits, lo, hi, seen);
     if (__syncthreads_or(seen) && threadIdx.x == 0)
         atomicOr(&sc->fill_seen, 1u);
+    hzc_minmax m = {(double)lo, (double)hi};
     mm_block(&m);
     if (threadIdx.x == 0)
         partial[blockIdx.x] = m;
