@@ -839,12 +839,6 @@ __device__ hf_stage hf_stage_load(const uint16_t *tok, uint64_t n, uint64_t s, u
     return {w, cnt};
 }
 
-/* Whether token t continues its form's scan: the run token in form 1, a small one in form 2. */
-__device__ __forceinline__ bool hf_joins(unsigned form, unsigned rs, unsigned t)
-{
-    return form == HF_FORM_RUNS ? t == rs : form == HF_FORM_PAIRS && t - 2u < HF_PAIR_K;
-}
-
 /* A lane's share and the scan's state before its first token. */
 struct hf_share {
     const uint32_t *w;
@@ -852,19 +846,85 @@ struct hf_share {
     unsigned run;    /* run tokens not yet written (form 1) */
     unsigned held;   /* 1 + the small token awaiting its pair, or 0 (form 2) */
     bool more;       /* the next lane's first token continues what this share leaves */
+    uint32_t m[4];   /* bit k % 32 of m[k / 32]: token k joins the form's scan (forms 1, 2) */
+    __device__ __forceinline__ unsigned at(unsigned k) const
+    {
+        return (w[k / 2] >> (16 * (k & 1))) & 0xFFFFu;
+    }
 };
+
+/* Trailing zeros, 32 for 0. */
+__device__ __forceinline__ unsigned hf_ctz(uint32_t v)
+{
+    return (unsigned)__clz(__brev(v));
+}
+
+/* Which of a share's cnt tokens continue its form's scan (the run token in form 1, a small one
+ * in form 2), as a 128-bit mask, two tokens a word compared at once. */
+__device__ __forceinline__ void hf_join_mask(hf_share &sh, unsigned form, unsigned rs)
+{
+    const uint32_t rs2 = rs * 0x10001u, two = 0x00020002u, k2 = HF_PAIR_K * 0x10001u;
+#pragma unroll
+    for (unsigned q = 0; q < 4; q++) {
+        uint32_t bits = 0;
+#pragma unroll
+        for (unsigned j = 0; j < 16; j++) {
+            const uint32_t v = sh.w[q * 16 + j];
+            const uint32_t c = form == HF_FORM_RUNS ? __vcmpeq2(v, rs2)
+                                                    : __vcmpltu2(__vsub2(v, two), k2);
+            bits |= ((c & 1u) | (c >> 15 & 2u)) << (2 * j);
+        }
+        const unsigned lo = 32 * q;
+        sh.m[q] = sh.cnt >= lo + 32 ? bits : sh.cnt > lo ? bits & ((1u << (sh.cnt - lo)) - 1u) : 0u;
+    }
+}
+
+/* f1(k, len) and f0(k, len) over the stretches of tokens that join the scan and of those that
+ * do not, in order (a stretch crossing a 32-token boundary comes in two calls). */
+template <typename F1, typename F0>
+__device__ __forceinline__ void hf_stretches(const hf_share &sh, F1 &f1, F0 &f0)
+{
+#pragma unroll
+    for (unsigned q = 0; q < 4; q++) {
+        const unsigned lo = 32 * q;
+        if (sh.cnt <= lo)
+            break;
+        const unsigned nb = min(32u, sh.cnt - lo);
+        const uint32_t x = sh.m[q];
+        for (unsigned p = 0; p < nb;) {
+            const unsigned l1 = min(hf_ctz(~(x >> p)), nb - p);
+            if (l1) {
+                f1(lo + p, l1);
+                if ((p += l1) >= nb)
+                    break;
+            }
+            const unsigned l0 = min(hf_ctz(x >> p), nb - p);
+            f0(lo + p, l0);
+            p += l0;
+        }
+    }
+}
 
 __device__ hf_share hf_share_of(const hf_stage &st, unsigned form, unsigned rs)
 {
     const unsigned lane = threadIdx.x & 31u, first = lane * HF_LANE_TOK;
     hf_share sh = {st.w + lane * HF_LANE_PITCH,
-                   st.cnt > first ? min(HF_LANE_TOK, st.cnt - first) : 0u, 0u, 0u, false};
+                   st.cnt > first ? min(HF_LANE_TOK, st.cnt - first) : 0u, 0u, 0u, false,
+                   {0u, 0u, 0u, 0u}};
     if (form == HF_FORM_CODES)
         return sh;
+    hf_join_mask(sh, form, rs);
     unsigned trail = 0;   /* tokens of the kind that end the share */
-    for (unsigned k = 0; k < sh.cnt; k++) {
-        const unsigned t = (sh.w[k / 2] >> (16 * (k & 1))) & 0xFFFFu;
-        trail = hf_joins(form, rs, t) ? trail + 1 : 0u;
+    bool open = true;
+#pragma unroll
+    for (int q = 3; q >= 0; q--) {
+        const unsigned lo = 32u * q;
+        if (open && sh.cnt > lo) {
+            const unsigned nb = min(32u, sh.cnt - lo);
+            const unsigned ones = min((unsigned)__clz(~(sh.m[q] << (32u - nb))), nb);
+            trail += ones;
+            open = ones == nb;
+        }
     }
     /* inclusive scan: a share made of the kind throughout adds to the count before it */
     unsigned all = trail == sh.cnt;
@@ -879,48 +939,54 @@ __device__ hf_share hf_share_of(const hf_stage &st, unsigned form, unsigned rs)
     unsigned before = __shfl_up_sync(FULL, trail, 1);
     /* a run or held token that this share's first token does not continue is the previous
      * lane's to write */
-    if (lane == 0 || sh.cnt == 0 || !hf_joins(form, rs, sh.w[0] & 0xFFFFu))
+    if (lane == 0 || !(sh.m[0] & 1u))
         before = 0;
     if (form == HF_FORM_RUNS)
         sh.run = before % HF_RUN_MAX;
     else if (before & 1u)
         sh.held = 1u + st.at(first - 1u);
-    const unsigned after = first + HF_LANE_TOK;
-    sh.more = sh.cnt == HF_LANE_TOK && after < st.cnt && hf_joins(form, rs, st.at(after));
+    const bool next_joins = __shfl_down_sync(FULL, sh.m[0] & 1u, 1) != 0;
+    sh.more = sh.cnt == HF_LANE_TOK && first + HF_LANE_TOK < st.cnt && next_joins;
     return sh;
 }
 
-/* The stream tokens of a share, one f(token) each, in order: hf_walk of the CPU's sub_tokens. */
+/* The stream tokens of a share, one f(token) each, in order: hf_walk of the CPU's sub_tokens.
+ * Form 1 goes by stretches of the run token, the others token by token. */
 template <typename F>
-__device__ __forceinline__ void hf_share_walk(const hf_share &sh, unsigned form, unsigned rs,
-                                              unsigned R, F &f)
+__device__ __forceinline__ void hf_share_walk(const hf_share &sh, unsigned form, unsigned R,
+                                              F &f)
 {
     unsigned run = sh.run, held = sh.held;
-    for (unsigned k = 0; k < sh.cnt; k++) {
-        const unsigned t = (sh.w[k / 2] >> (16 * (k & 1))) & 0xFFFFu;
-        if (form == HF_FORM_RUNS && t == rs) {
-            if (++run == HF_RUN_MAX) {
+    if (form == HF_FORM_RUNS) {
+        auto runs = [&](unsigned, unsigned len) {
+            for (run += len; run >= HF_RUN_MAX; run -= HF_RUN_MAX)
                 f(hf_run_token(R, HF_RUN_MAX));
-                run = 0;
+        };
+        auto others = [&](unsigned k, unsigned len) {
+            if (run)
+                f(hf_run_token(R, run));
+            run = 0;
+            for (unsigned e = k + len; k < e; k++)
+                f(sh.at(k));
+        };
+        hf_stretches(sh, runs, others);
+    } else {
+        for (unsigned k = 0; k < sh.cnt; k++) {
+            const unsigned t = sh.at(k);
+            const bool small = form == HF_FORM_PAIRS && t - 2u < HF_PAIR_K;
+            if (held && small) {
+                f(2 * R + (held - 3u) * HF_PAIR_K + (t - 2u));
+                held = 0;
+                continue;
             }
-            continue;
-        }
-        if (run)
-            f(hf_run_token(R, run));
-        run = 0;
-        const bool small = form == HF_FORM_PAIRS && t - 2u < HF_PAIR_K;
-        if (held && small) {
-            f(2 * R + (held - 3u) * HF_PAIR_K + (t - 2u));
+            if (held)
+                f(held - 1u);
             held = 0;
-            continue;
+            if (small)
+                held = t + 1u;
+            else
+                f(t);
         }
-        if (held)
-            f(held - 1u);
-        held = 0;
-        if (small)
-            held = t + 1u;
-        else
-            f(t);
     }
     if (sh.more)
         return;
@@ -949,22 +1015,20 @@ struct hf_counter {
 
 /* hf_share_walk's run tokens of form 1 only (hf_may_kernel counted the others): runs of full
  * length are counted in a register and added once. */
-__device__ __forceinline__ void hf_count_runs(const hf_share &sh, unsigned rs, unsigned R,
-                                              hf_counter &c)
+__device__ __forceinline__ void hf_count_runs(const hf_share &sh, unsigned R, hf_counter &c)
 {
     unsigned run = sh.run, full = 0;
-    for (unsigned k = 0; k < sh.cnt; k++) {
-        const unsigned t = (sh.w[k / 2] >> (16 * (k & 1))) & 0xFFFFu;
-        if (t == rs) {
-            if (++run == HF_RUN_MAX) {
-                full++;
-                run = 0;
-            }
-        } else if (run) {
+    auto runs = [&](unsigned, unsigned len) {
+        run += len;
+        full += run / HF_RUN_MAX;
+        run %= HF_RUN_MAX;
+    };
+    auto others = [&](unsigned, unsigned) {
+        if (run)
             c(hf_run_token(R, run));
-            run = 0;
-        }
-    }
+        run = 0;
+    };
+    hf_stretches(sh, runs, others);
     if (run && !sh.more)
         c(hf_run_token(R, run));
     if (full)
@@ -977,7 +1041,7 @@ __device__ __forceinline__ void hf_count_pairs(const hf_share &sh, unsigned R, h
 {
     unsigned held = sh.held;
     for (unsigned k = 0; k < sh.cnt; k++) {
-        const unsigned t = (sh.w[k / 2] >> (16 * (k & 1))) & 0xFFFFu;
+        const unsigned t = sh.at(k);
         if (t - 2u < HF_PAIR_K) {
             if (held)
                 c(2 * R + (held - 3u) * HF_PAIR_K + (t - 2u));
@@ -1011,7 +1075,7 @@ __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_althist_kernel(const hf
         const hf_share sh = hf_share_of(st, form, rs);
         hf_counter c = {h_s, 0, 0};
         if (form == HF_FORM_RUNS)
-            hf_count_runs(sh, rs, a.R, c);
+            hf_count_runs(sh, a.R, c);
         else
             hf_count_pairs(sh, a.R, c);
         if (c.n)
@@ -1102,7 +1166,7 @@ __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_write_kernel(const hf_e
     __syncwarp();   /* every lane has read its neighbours' tokens before the shares change */
     uint32_t *own = stage_s[warp] + lane * HF_LANE_PITCH;
     hf_share_writer W = {cl_s, own, 0, 0, 0};
-    hf_share_walk(sh, form, rs, a.R, W);
+    hf_share_walk(sh, form, a.R, W);
     if (W.nacc)
         *W.w = (uint32_t)W.acc;
     const uint32_t incl = hf_warp_incl(W.bits);
