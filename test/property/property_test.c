@@ -9,10 +9,11 @@
  * and, for codec 0 (auto), that the chunk is the smaller of the fixed-length and the Huffman
  * chunks (the fixed-length one on a tie).
  *
- * Usage: property_test [small|large] [--seed S] [--case K] [--stride N]
+ * Usage: property_test [small|large] [--seed S] [--case K] [--stride N] [--first F]
  *   small (default) is the CI run; large is for the device (H5ZGPU_DEVICE=gpu). A case is fixed
  *   by (size, seed, case number): a failure prints the command that reruns it alone. --stride N
- *   runs every Nth case (valgrind's share; pick N prime to the axes' sizes, e.g. 37). */
+ *   runs every Nth case (valgrind's share; pick N prime to the axes' sizes, e.g. 37), from case
+ *   F (default 0): N processes with F = 0..N-1 share the space. */
 #include "contract.h"
 #include "util.h"
 
@@ -536,7 +537,8 @@ done:
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: property_test [small|large] [--seed S] [--case K] [--stride N]\n");
+    fprintf(stderr, "usage: property_test [small|large] [--seed S] [--case K] [--stride N] "
+                    "[--first F]\n");
     return 2;
 }
 
@@ -545,7 +547,7 @@ int main(int argc, char **argv)
     run_cfg c = {"small", DEFAULT_SEED, small_shapes,
                  sizeof small_shapes / sizeof small_shapes[0], SMALL_REPS, 0};
     int64_t only = -1;
-    uint64_t stride = 1;
+    uint64_t stride = 1, first = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "small") == 0) {
             c.size = "small";
@@ -565,6 +567,8 @@ int main(int argc, char **argv)
             stride = strtoull(argv[++i], NULL, 0);
             if (stride == 0)
                 return usage();
+        } else if (strcmp(argv[i], "--first") == 0 && i + 1 < argc) {
+            first = strtoull(argv[++i], NULL, 0);
         } else {
             return usage();
         }
@@ -580,7 +584,7 @@ int main(int argc, char **argv)
             return usage();
         run_case(&c, (uint64_t)only);
     } else {
-        for (uint64_t k = 0; k < total; k += stride)
+        for (uint64_t k = first; k < total; k += stride)
             run_case(&c, k);
     }
     printf("property_test: %" PRIu64 " cases, %" PRIu64 " values checked, %" PRIu64
