@@ -374,32 +374,40 @@ __device__ void hf_tile_tail(const hf_enc_args &a, uint64_t t, unsigned n_out, u
     *kv = base_s[1] + wofs_s[warp][1];
 }
 
-/* Outlier is_out (delta d) and verbatim value is_verb at element e of the tile, given the
- * warp's next list indices ko and kv, which advance past the warp's. */
-template <typename T>
-__device__ __forceinline__ void hf_list_put(const hf_enc_args &a, const hf_tile &tl, unsigned e,
-                                            bool is_out, bool is_verb, int32_t d, uint64_t *ko,
-                                            uint64_t *kv)
+/* The outliers and verbatim values of a warp's share [e_beg, e_end) of the tile, into the lists
+ * from the warp's first indices ko and kv: kind(e, d, is_out, is_verb) tells whether element e
+ * is an outlier (its delta d) or a verbatim value. */
+template <typename T, typename K>
+__device__ __forceinline__ void hf_list_share(const hf_enc_args &a, const hf_tile &tl,
+                                              unsigned e_beg, unsigned e_end, uint64_t ko,
+                                              uint64_t kv, K kind)
 {
-    const unsigned bo = __ballot_sync(FULL, is_out), bv = __ballot_sync(FULL, is_verb);
-    if (is_out) {
-        const uint64_t k = *ko + __popc(bo & hf_lanemask_lt());
-        if (k < a.b.kmax_out) {
-            a.b.out_pos[k] = (uint32_t)(tl.start + e);
-            a.b.out_delta[k] = d;
+    for (unsigned b = e_beg; b < e_end; b += 32) {
+        const unsigned e = b + (threadIdx.x & 31u);
+        bool is_out = false, is_verb = false;
+        int32_t d = 0;
+        if (e < e_end)
+            kind(e, d, is_out, is_verb);
+        const unsigned bo = __ballot_sync(FULL, is_out), bv = __ballot_sync(FULL, is_verb);
+        if (is_out) {
+            const uint64_t k = ko + __popc(bo & hf_lanemask_lt());
+            if (k < a.b.kmax_out) {
+                a.b.out_pos[k] = (uint32_t)(tl.start + e);
+                a.b.out_delta[k] = d;
+            }
         }
-    }
-    if (is_verb) {
-        const uint64_t k = *kv + __popc(bv & hf_lanemask_lt());
-        if (k < a.b.kmax_verb) {
-            unsigned z, y, x;
-            hf_coords(tl, e, &z, &y, &x);
-            a.b.verb_pos[k] = (uint32_t)(tl.start + e);
-            a.b.verb_bits[k] = hf_bits(((const T *)a.in)[hf_index(a.g, tl, z, y, x)]);
+        if (is_verb) {
+            const uint64_t k = kv + __popc(bv & hf_lanemask_lt());
+            if (k < a.b.kmax_verb) {
+                unsigned z, y, x;
+                hf_coords(tl, e, &z, &y, &x);
+                a.b.verb_pos[k] = (uint32_t)(tl.start + e);
+                a.b.verb_bits[k] = hf_bits(((const T *)a.in)[hf_index(a.g, tl, z, y, x)]);
+            }
         }
+        ko += __popc(bo);
+        kv += __popc(bv);
     }
-    *ko += __popc(bo);
-    *kv += __popc(bv);
 }
 
 /* The tile a CTA of a token kernel takes, in ticket order (for the look-back), with its
@@ -464,17 +472,12 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
     hf_tile_tail(a, t, n_out, n_verb, hist_s, &ko, &kv);
     if (!(n_out | n_verb))   /* warp-uniform; rare: outliers and verbatim values */
         return;
-    for (unsigned b = e_beg; b < e_end; b += 32) {
-        const unsigned e = b + lane;
-        bool is_out = false, is_verb = false;
-        int32_t d = 0;
-        if (e < e_end) {
-            const unsigned tk = hf_token_at(p_s, fill_s, order, R, tl, e, &d);
-            is_out = tk == HF_TOK_ESCAPE;
-            is_verb = hf_bit(verb_s, e) || (hf_bit(fill_s, e) && tk != HF_TOK_FILL);
-        }
-        hf_list_put<T>(a, tl, e, is_out, is_verb, d, &ko, &kv);
-    }
+    hf_list_share<T>(a, tl, e_beg, e_end, ko, kv,
+                     [&](unsigned e, int32_t &d, bool &is_out, bool &is_verb) {
+                         const unsigned tk = hf_token_at(p_s, fill_s, order, R, tl, e, &d);
+                         is_out = tk == HF_TOK_ESCAPE;
+                         is_verb = hf_bit(verb_s, e) || (hf_bit(fill_s, e) && tk != HF_TOK_FILL);
+                     });
 }
 
 /* The same outputs from the interpolation's deltas (tile-major, with fill and verbatim
@@ -524,16 +527,11 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ip_token_kernel(const hf_enc_ar
     hf_tile_tail(a, t, n_out, n_verb, hist_s, &ko, &kv);
     if (!(n_out | n_verb))   /* warp-uniform; rare: outliers and verbatim values */
         return;
-    for (unsigned b = e_beg; b < e_end; b += 32) {
-        const unsigned e = b + lane;
-        bool is_out = false, is_verb = false;
-        int32_t d = 0;
-        if (e < e_end) {
-            d = delta[e];
-            is_out = hf_ip_token(d, R, &is_verb) == HF_TOK_ESCAPE;
-        }
-        hf_list_put<T>(a, tl, e, is_out, is_verb, d, &ko, &kv);
-    }
+    hf_list_share<T>(a, tl, e_beg, e_end, ko, kv,
+                     [&](unsigned e, int32_t &d, bool &is_out, bool &is_verb) {
+                         d = delta[e];
+                         is_out = hf_ip_token(d, R, &is_verb) == HF_TOK_ESCAPE;
+                     });
 }
 
 /* Form 0's commonest token (huff_cpu.c's rs, ties to the lowest: the largest key) and which of
