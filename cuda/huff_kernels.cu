@@ -318,20 +318,24 @@ __device__ __forceinline__ unsigned hf_ip_token(int32_t c, unsigned R, bool *ver
     return fill ? HF_TOK_FILL : zz < 2u * R - 2u ? zz + 2u : HF_TOK_ESCAPE;
 }
 
-/* Counts token tk (0xFFFFFFFF: none) into the tile's histogram, which packs two 16-bit counts
- * a word (a tile holds at most 16384 elements): one shared atomic per distinct token of the
- * warp, as smooth fields are mostly one. */
-__device__ __forceinline__ void hf_count_token(uint32_t *hist_s, unsigned tk)
+/* An element's token tk (0xFFFFFFFF: none) into the tile's histogram, which packs two 16-bit
+ * counts a word (a tile holds at most 16384 elements), with one shared atomic per distinct
+ * token of the warp, as smooth fields are mostly one; and whether it is an outlier or a
+ * verbatim value into the warp's counts. */
+__device__ __forceinline__ void hf_tally(uint32_t *hist_s, unsigned tk, bool is_out, bool is_verb,
+                                         unsigned *n_out, unsigned *n_verb)
 {
+    *n_out += __popc(__ballot_sync(FULL, is_out));
+    *n_verb += __popc(__ballot_sync(FULL, is_verb));
     const unsigned peers = __match_any_sync(FULL, tk);
     if (tk != 0xFFFFFFFFu && (threadIdx.x & 31u) == (unsigned)__ffs(peers) - 1u)
         atomicAdd(&hist_s[tk >> 1], (unsigned)__popc(peers) << (16 * (tk & 1u)));
 }
 
-/* What both token kernels do once a tile's tokens are counted: each warp's outliers and
- * verbatim values (n_out, n_verb) placed after those of the warps and tiles before it (the
- * look-back over tiles in ticket order t), the chunk's totals at the last tile, and the tile's
- * histogram added to the chunk's. Returns the warp's first list indices in *ko and *kv. */
+/* Each warp's outliers and verbatim values (n_out, n_verb) placed after those of the warps and
+ * tiles before it (the look-back over tiles in ticket order t), the chunk's totals at the last
+ * tile, and the tile's histogram added to the chunk's. Returns the warp's first list indices
+ * in *ko and *kv. */
 __device__ void hf_tile_tail(const hf_enc_args &a, uint64_t t, unsigned n_out, unsigned n_verb,
                              const uint32_t *hist_s, uint64_t *ko, uint64_t *kv)
 {
@@ -374,14 +378,19 @@ __device__ void hf_tile_tail(const hf_enc_args &a, uint64_t t, unsigned n_out, u
     *kv = base_s[1] + wofs_s[warp][1];
 }
 
-/* The outliers and verbatim values of a warp's share [e_beg, e_end) of the tile, into the lists
- * from the warp's first indices ko and kv: kind(e, d, is_out, is_verb) tells whether element e
- * is an outlier (its delta d) or a verbatim value. */
+/* What both token kernels do once a tile's tokens are counted: hf_tile_tail, then the
+ * outliers and verbatim values of the warp's share [e_beg, e_end) into the lists, where it has
+ * any (rare). kind(e, d, is_out, is_verb) tells whether element e is an outlier (its delta d)
+ * or a verbatim value. */
 template <typename T, typename K>
-__device__ __forceinline__ void hf_list_share(const hf_enc_args &a, const hf_tile &tl,
-                                              unsigned e_beg, unsigned e_end, uint64_t ko,
-                                              uint64_t kv, K kind)
+__device__ __forceinline__ void hf_tile_finish(const hf_enc_args &a, uint64_t t, const hf_tile &tl,
+                                               unsigned e_beg, unsigned e_end, unsigned n_out,
+                                               unsigned n_verb, const uint32_t *hist_s, K kind)
 {
+    uint64_t ko, kv;
+    hf_tile_tail(a, t, n_out, n_verb, hist_s, &ko, &kv);
+    if (!(n_out | n_verb))   /* warp-uniform */
+        return;
     for (unsigned b = e_beg; b < e_end; b += 32) {
         const unsigned e = b + (threadIdx.x & 31u);
         bool is_out = false, is_verb = false;
@@ -464,20 +473,14 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
             is_verb = hf_bit(verb_s, e) || (hf_bit(fill_s, e) && tk != HF_TOK_FILL);
             a.b.tok[tl.start + e] = (uint16_t)tk;
         }
-        n_out += __popc(__ballot_sync(FULL, is_out));
-        n_verb += __popc(__ballot_sync(FULL, is_verb));
-        hf_count_token(hist_s, tk);
+        hf_tally(hist_s, tk, is_out, is_verb, &n_out, &n_verb);
     }
-    uint64_t ko, kv;
-    hf_tile_tail(a, t, n_out, n_verb, hist_s, &ko, &kv);
-    if (!(n_out | n_verb))   /* warp-uniform; rare: outliers and verbatim values */
-        return;
-    hf_list_share<T>(a, tl, e_beg, e_end, ko, kv,
-                     [&](unsigned e, int32_t &d, bool &is_out, bool &is_verb) {
-                         const unsigned tk = hf_token_at(p_s, fill_s, order, R, tl, e, &d);
-                         is_out = tk == HF_TOK_ESCAPE;
-                         is_verb = hf_bit(verb_s, e) || (hf_bit(fill_s, e) && tk != HF_TOK_FILL);
-                     });
+    hf_tile_finish<T>(a, t, tl, e_beg, e_end, n_out, n_verb, hist_s,
+                      [&](unsigned e, int32_t &d, bool &is_out, bool &is_verb) {
+                          const unsigned tk = hf_token_at(p_s, fill_s, order, R, tl, e, &d);
+                          is_out = tk == HF_TOK_ESCAPE;
+                          is_verb = hf_bit(verb_s, e) || (hf_bit(fill_s, e) && tk != HF_TOK_FILL);
+                      });
 }
 
 /* The same outputs from the interpolation's deltas (tile-major, with fill and verbatim
@@ -518,20 +521,14 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ip_token_kernel(const hf_enc_ar
                 tk = hf_ip_token(c[k], R, &is_verb);
                 tok[e] = (uint16_t)tk;
             }
-            n_out += __popc(__ballot_sync(FULL, tk == HF_TOK_ESCAPE));
-            n_verb += __popc(__ballot_sync(FULL, is_verb));
-            hf_count_token(hist_s, tk);
+            hf_tally(hist_s, tk, tk == HF_TOK_ESCAPE, is_verb, &n_out, &n_verb);
         }
     }
-    uint64_t ko, kv;
-    hf_tile_tail(a, t, n_out, n_verb, hist_s, &ko, &kv);
-    if (!(n_out | n_verb))   /* warp-uniform; rare: outliers and verbatim values */
-        return;
-    hf_list_share<T>(a, tl, e_beg, e_end, ko, kv,
-                     [&](unsigned e, int32_t &d, bool &is_out, bool &is_verb) {
-                         d = delta[e];
-                         is_out = hf_ip_token(d, R, &is_verb) == HF_TOK_ESCAPE;
-                     });
+    hf_tile_finish<T>(a, t, tl, e_beg, e_end, n_out, n_verb, hist_s,
+                      [&](unsigned e, int32_t &d, bool &is_out, bool &is_verb) {
+                          d = delta[e];
+                          is_out = hf_ip_token(d, R, &is_verb) == HF_TOK_ESCAPE;
+                      });
 }
 
 /* Form 0's commonest token (huff_cpu.c's rs, ties to the lowest: the largest key) and which of
