@@ -588,8 +588,9 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
     b.kmax_verb = cap / (4 + esize);
     rec_bytes = words8(8 * b.kmax_out) + words8(4 * b.kmax_verb) + 8 * b.kmax_verb;
     sub_bytes = 4 * g->nsub;
-    /* tokens, then two int32 arrays: interpolation's codes and its deltas */
-    if ((st = buf_need(&w->tok, words8(2 * (g->n + 8)) + 8 * g->n, 0)) != H5ZGPU_OK ||
+    /* tokens, then int32 arrays: interpolation's codes, its deltas, its even lattice's deltas */
+    if ((st = buf_need(&w->tok, words8(2 * (g->n + 8)) + 8 * g->n + 4 * hzc_ip_even_count(g),
+                       0)) != H5ZGPU_OK ||
         (st = buf_need(&w->rec, rec_bytes, 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->sub, sub_bytes, 0)) != H5ZGPU_OK ||
         (st = buf_need(&w->plan, sizeof(hzc_huff_plan), 0)) != H5ZGPU_OK ||
@@ -600,6 +601,7 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
     b.tok = (uint16_t *)w->tok.p;
     b.ip_u = (int32_t *)((uint8_t *)w->tok.p + words8(2 * (g->n + 8)));
     b.ip_delta = b.ip_u + g->n;
+    b.ip_delta2 = b.ip_delta + g->n;
     b.verb_bits = (uint64_t *)w->rec.p;
     b.out_pos = (uint32_t *)((uint8_t *)w->rec.p + 8 * b.kmax_verb);
     b.out_delta = (int32_t *)(b.out_pos + b.kmax_out);

@@ -1905,24 +1905,24 @@ static cudaError_t hf_tile_launch(K kernel, unsigned grid, unsigned smem, const 
 /* The sampled costs, the interpolation when they say to try it, then the chosen predictor's
  * tokens. */
 template <typename T, int DIM>
-static cudaError_t hf_tiles_encode(const hf_enc_args &a, int sms, cudaStream_t s)
+static cudaError_t hf_tiles_encode(const hf_enc_args &a, cudaStream_t s)
 {
     cudaError_t e = hf_tile_launch(hf_sample_kernel<T, DIM>, (unsigned)hf_sample_runs(&a.g),
                                    HF_SMEM_COST, a, s);
     if (e != cudaSuccess ||
-        (e = hzc_ip_launch_encode(&a.g, &a.Q, a.in, a.b.ip_u, a.b.ip_delta, a.b.plan, sms, s)) !=
-            cudaSuccess)
+        (e = hzc_ip_launch_encode(&a.g, &a.Q, a.in, a.b.ip_u, a.b.ip_delta, a.b.ip_delta2,
+                               a.b.plan, s)) != cudaSuccess)
         return e;
     hf_ip_token_kernel<T><<<(unsigned)a.g.ntiles, HF_THREADS, 0, s>>>(a);
     return hf_tile_launch(hf_token_kernel<T, DIM>, (unsigned)a.g.ntiles, HF_SMEM_TOKEN, a, s);
 }
 
 template <typename T>
-static cudaError_t hf_tiles_encode_dim(const hf_enc_args &a, int sms, cudaStream_t s)
+static cudaError_t hf_tiles_encode_dim(const hf_enc_args &a, cudaStream_t s)
 {
-    return a.g.dim == 3   ? hf_tiles_encode<T, 3>(a, sms, s)
-           : a.g.dim == 2 ? hf_tiles_encode<T, 2>(a, sms, s)
-                          : hf_tiles_encode<T, 1>(a, sms, s);
+    return a.g.dim == 3   ? hf_tiles_encode<T, 3>(a, s)
+           : a.g.dim == 2 ? hf_tiles_encode<T, 2>(a, s)
+                          : hf_tiles_encode<T, 1>(a, s);
 }
 
 cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned radius,
@@ -1935,8 +1935,8 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
         (e = cudaMemsetAsync(b->status, 0, (2 * g->ntiles + g->nsub) * sizeof(unsigned long long),
                              s)) !=
             cudaSuccess ||
-        (e = Q->is_f32 ? hf_tiles_encode_dim<float>(a, sms, s)
-                       : hf_tiles_encode_dim<double>(a, sms, s)) !=
+        (e = Q->is_f32 ? hf_tiles_encode_dim<float>(a, s)
+                       : hf_tiles_encode_dim<double>(a, s)) !=
             cudaSuccess ||
         (e = cudaFuncSetAttribute(hf_book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   HF_SMEM_BOOK)) != cudaSuccess)

@@ -128,8 +128,9 @@ typedef struct hzc_huff_plan {
  * stored: the payload then exceeds cap anyway. */
 typedef struct hzc_huff_bufs {
     uint16_t *tok;                  /* n tokens, tile-major, readable up to 8 past n */
-    int32_t *ip_u;                  /* n interpolation codes, raster order */
+    int32_t *ip_u;                  /* n int32: interpolation's codes */
     int32_t *ip_delta;              /* n interpolation deltas or markers, tile-major */
+    int32_t *ip_delta2;             /* hzc_ip_even_count int32: deltas at even coordinates */
     uint32_t *out_pos;
     int32_t *out_delta;
     uint64_t kmax_out;
@@ -150,10 +151,18 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
                                    int sms, cudaStream_t s);
 
 /* The interpolation candidate (huff_interp.h), after the sampled Lorenzo costs: when those in
- * plan say it is worth trying, its codes into u and its deltas and markers into delta, its
- * cost over the sampled tiles into plan->cost_ip; then the predictor into plan->pred. */
+ * plan say it is worth trying, its deltas and markers into delta, its cost over the sampled
+ * tiles into plan->cost_ip; then the predictor into plan->pred. u (n int32) and delta2
+ * (hzc_ip_even_count int32) are scratch. */
 cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, const void *in, int32_t *u,
-                                 int32_t *delta, hzc_huff_plan *plan, int sms, cudaStream_t s);
+                                 int32_t *delta, int32_t *delta2, hzc_huff_plan *plan,
+                                 cudaStream_t s);
+
+/* The elements of the chunk's lattice of even coordinates. */
+static inline uint64_t hzc_ip_even_count(const hf_geom *g)
+{
+    return ((g->nz + 1) / 2) * ((g->ny + 1) / 2) * ((g->nx + 1) / 2);
+}
 
 /* Values from the deltas of an interpolated payload (outliers placed), u n int32 of scratch,
  * then its verbatim values; a damaged delta sets sc->corrupt. */
