@@ -23,8 +23,10 @@ struct ip_args {
     fl_quant Q;
     const void *in;
     int32_t *u;                  /* reconstructed codes: raster order, or the even lattice */
-    int32_t *delta;              /* tile-major */
+    int32_t *delta;              /* tile-major: every delta (decoder), outliers' (encoder) */
     int32_t *delta2;             /* encoder, split: the even elements' deltas, lattice order */
+    uint16_t *tok;               /* encoder: tokens, tile-major */
+    unsigned R;                  /* encoder: the radius */
     hzc_huff_plan *plan;         /* encoder */
     void *out;                   /* decoder */
     hzc_scalars *sc;             /* decoder */
@@ -146,6 +148,17 @@ __device__ __forceinline__ void ip_put(const ip_args &a, uint32_t i, int32_t u, 
         out[i] = (T)fl_reconstruct_wide(&a.Q, hf_ip_steps(u));
 }
 
+/* Encoding: the token of the element at tile-major position pos from its delta or marker d,
+ * and d itself at pos where it is an outlier's (hzc_ip_launch_encode). */
+__device__ __forceinline__ void ip_emit(const ip_args &a, uint32_t pos, int32_t d)
+{
+    bool verb;
+    const unsigned tk = hf_ip_token(d, a.R, &verb);
+    a.tok[pos] = (uint16_t)(verb ? HZC_TOK_VERBATIM : tk);
+    if (tk == HF_TOK_ESCAPE)
+        a.delta[pos] = d;
+}
+
 /* Whether this encoding tries interpolation (huff_cpu.c's rule, from the Lorenzo costs). */
 __device__ __forceinline__ bool ip_tried(const ip_args &a)
 {
@@ -172,7 +185,7 @@ __global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_arg
             if (a.sh)
                 a.delta2[k] = d;
             else
-                a.delta[ip_pos(a, c[0], c[1], c[2])] = d;
+                ip_emit(a, ip_pos(a, c[0], c[1], c[2]), d);
         } else if (!a.sh) {
             ip_put<T>(a, i, u, d == HF_MARK_FILL);
         }
@@ -217,7 +230,7 @@ __global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_arg
  * pass reads the coarser levels' codes from global memory. The arithmetic is the passes', so
  * are the bytes. Every level but level 1 stores its codes (and deltas) in the even lattice;
  * level 1 gathers its region's deltas or codes, the coarser levels' with its own, in region_s
- * and writes them out whole.
+ * and writes out their tokens or values whole.
  * Every pass reads only codes at even lattice x (the x pass's neighbours are its even x +-1,
  * +-3, the other passes' are in their own column), so the box holds the even columns alone:
  * rows of BXE words read at stride 1, free of bank conflicts. Each pass runs over a slot grid
@@ -377,7 +390,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     }
     if (!last)
         return;
-    /* level 1: the region's deltas or values, rows of consecutive elements */
+    /* level 1: the region's tokens or values, rows of consecutive elements */
     __syncthreads();
     for (unsigned j = threadIdx.x; j < RZ * RY * RX; j += IP_LEVEL_THREADS) {
         ip_slot<RY, RX>(j, kz, ky, kx);
@@ -386,7 +399,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             continue;
         const int32_t v = region_s[j];
         if (ENCODE)
-            a.delta[ip_pos(a, (uint32_t)z, (uint32_t)y, (uint32_t)x)] = v;
+            ip_emit(a, ip_pos(a, (uint32_t)z, (uint32_t)y, (uint32_t)x), v);
         else
             ip_put<T>(a, z * sz + y * sy + (uint32_t)x, v, v == HF_MARK_FILL);
     }
@@ -495,12 +508,14 @@ static ip_args ip_args_of(const hf_geom *g, const fl_quant *Q, int32_t *u, int32
     return a;
 }
 
-cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, const void *in, int32_t *u,
-                                 int32_t *delta, int32_t *delta2, hzc_huff_plan *plan,
-                                 cudaStream_t s)
+cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned R, const void *in,
+                                 uint16_t *tok, int32_t *u, int32_t *delta, int32_t *delta2,
+                                 hzc_huff_plan *plan, cudaStream_t s)
 {
     ip_args a = ip_args_of(g, Q, u, delta);
     a.in = in;
+    a.tok = tok;
+    a.R = R;
     a.delta2 = delta2;
     a.plan = plan;
     cudaError_t e = Q->is_f32 ? ip_launch_passes<float, true>(a, s)

@@ -308,16 +308,6 @@ __device__ __forceinline__ unsigned hf_token_at(const int32_t *p_s, const uint32
                                        : HF_TOK_ESCAPE;
 }
 
-/* Token of an interpolation delta c, which may be a fill or verbatim marker (a verbatim value
- * takes the token of delta 0, as the CPU's tokenise_tile gives it). */
-__device__ __forceinline__ unsigned hf_ip_token(int32_t c, unsigned R, bool *verb)
-{
-    const bool fill = c == HZC_CODE_FILL;
-    *verb = c == HZC_CODE_VERBATIM;
-    const uint32_t zz = hf_zigzag32(fill || *verb ? 0 : c);
-    return fill ? HF_TOK_FILL : zz < 2u * R - 2u ? zz + 2u : HF_TOK_ESCAPE;
-}
-
 /* An element's token tk (0xFFFFFFFF: none) into the tile's histogram, which packs two 16-bit
  * counts a word (a tile holds at most 16384 elements), with one shared atomic per distinct
  * token of the warp, as smooth fields are mostly one; and whether it is an outlier or a
@@ -483,17 +473,17 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
                       });
 }
 
-/* The same outputs from the interpolation's deltas (tile-major, with fill and verbatim
- * markers): a token needs only its own delta, so each warp streams its share from global
- * memory, HF_IP_BATCH loads a thread in flight, with no tile in shared memory, and more CTAs
- * fit an SM than the quantising kernel's three. The rare outliers and verbatim values read
- * their deltas again. */
+/* The same outputs from the interpolation's tokens, which hzc_ip_launch_encode wrote: a token
+ * needs nothing else, so each warp streams its share from global memory, HF_IP_BATCH loads a
+ * thread in flight, with no tile in shared memory, and more CTAs fit an SM than the quantising
+ * kernel's three. The rare outliers read their deltas, and verbatim values, marked
+ * HZC_TOK_VERBATIM, get delta 0's token. */
 #define HF_IP_BATCH 8
 template <typename T>
 __global__ void __launch_bounds__(HF_THREADS) hf_ip_token_kernel(const hf_enc_args a)
 {
     __shared__ uint32_t hist_s[HF_RADIUS_MAX];
-    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, R = a.R;
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     if (a.b.plan->pred != HF_PRED_INTERP)
         return;   /* grid-uniform: hf_token_kernel's predictor */
     const uint64_t t = hf_take_tile(a, hist_s);
@@ -501,14 +491,16 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ip_token_kernel(const hf_enc_ar
     hf_tile_at(&a.g, t, &tl);
     const int32_t *delta = a.b.ip_delta + tl.start;
     uint16_t *tok = a.b.tok + tl.start;
+    bool verb;
+    const unsigned tk_verb = hf_ip_token(HZC_CODE_VERBATIM, a.R, &verb);
     const unsigned e_beg = warp * HF_SEG, e_end = min(hf_tile_n(tl), e_beg + HF_SEG);
     unsigned n_out = 0, n_verb = 0;
     for (unsigned b0 = e_beg; b0 < e_end; b0 += 32 * HF_IP_BATCH) {
-        int32_t c[HF_IP_BATCH];
+        unsigned c[HF_IP_BATCH];
 #pragma unroll
         for (unsigned k = 0; k < HF_IP_BATCH; k++) {
             const unsigned e = b0 + 32 * k + lane;
-            c[k] = e < e_end ? delta[e] : 0;
+            c[k] = e < e_end ? tok[e] : 0u;
         }
 #pragma unroll
         for (unsigned k = 0; k < HF_IP_BATCH; k++) {
@@ -518,16 +510,21 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ip_token_kernel(const hf_enc_ar
             unsigned tk = 0xFFFFFFFFu;
             bool is_verb = false;
             if (e < e_end) {
-                tk = hf_ip_token(c[k], R, &is_verb);
-                tok[e] = (uint16_t)tk;
+                is_verb = c[k] == HZC_TOK_VERBATIM;
+                tk = is_verb ? tk_verb : c[k];
             }
             hf_tally(hist_s, tk, tk == HF_TOK_ESCAPE, is_verb, &n_out, &n_verb);
         }
     }
     hf_tile_finish<T>(a, t, tl, e_beg, e_end, n_out, n_verb, hist_s,
                       [&](unsigned e, int32_t &d, bool &is_out, bool &is_verb) {
-                          d = delta[e];
-                          is_out = hf_ip_token(d, R, &is_verb) == HF_TOK_ESCAPE;
+                          const unsigned tk = tok[e];
+                          is_out = tk == HF_TOK_ESCAPE;
+                          is_verb = tk == HZC_TOK_VERBATIM;
+                          if (is_out)
+                              d = delta[e];
+                          if (is_verb)
+                              tok[e] = (uint16_t)tk_verb;
                       });
 }
 
@@ -1910,8 +1907,8 @@ static cudaError_t hf_tiles_encode(const hf_enc_args &a, cudaStream_t s)
     cudaError_t e = hf_tile_launch(hf_sample_kernel<T, DIM>, (unsigned)hf_sample_runs(&a.g),
                                    HF_SMEM_COST, a, s);
     if (e != cudaSuccess ||
-        (e = hzc_ip_launch_encode(&a.g, &a.Q, a.in, a.b.ip_u, a.b.ip_delta, a.b.ip_delta2,
-                               a.b.plan, s)) != cudaSuccess)
+        (e = hzc_ip_launch_encode(&a.g, &a.Q, a.R, a.in, a.b.tok, a.b.ip_u, a.b.ip_delta,
+                                  a.b.ip_delta2, a.b.plan, s)) != cudaSuccess)
         return e;
     hf_ip_token_kernel<T><<<(unsigned)a.g.ntiles, HF_THREADS, 0, s>>>(a);
     return hf_tile_launch(hf_token_kernel<T, DIM>, (unsigned)a.g.ntiles, HF_SMEM_TOKEN, a, s);

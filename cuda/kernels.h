@@ -95,6 +95,20 @@ __device__ __forceinline__ void hf_put_bits(double *out, uint64_t i, uint64_t bi
 #define HZC_CODE_FILL INT32_MIN
 #define HZC_CODE_VERBATIM (INT32_MIN + 1)
 
+/* Token of an interpolation delta c, which may be a fill or verbatim marker (a verbatim value
+ * takes the token of delta 0, as the CPU's tokenise_tile gives it). */
+__device__ __forceinline__ unsigned hf_ip_token(int32_t c, unsigned R, bool *verb)
+{
+    const bool fill = c == HZC_CODE_FILL;
+    *verb = c == HZC_CODE_VERBATIM;
+    const uint32_t zz = hf_zigzag32(fill || *verb ? 0 : c);
+    return fill ? HF_TOK_FILL : zz < 2u * R - 2u ? zz + 2u : HF_TOK_ESCAPE;
+}
+
+/* The interpolation's stand-in token for a verbatim value, which hf_ip_token_kernel lists and
+ * replaces by hf_ip_token's (above every token). */
+#define HZC_TOK_VERBATIM 0xFFFFu
+
 /* The codebook of one form, built beside the others; hf_choose_kernel keeps the smallest. */
 typedef struct hzc_huff_cand {
     unsigned long long size, bits;
@@ -151,12 +165,13 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
                                    int sms, cudaStream_t s);
 
 /* The interpolation candidate (huff_interp.h), after the sampled Lorenzo costs: when those in
- * plan say it is worth trying, its deltas and markers into delta, its cost over the sampled
+ * plan say it is worth trying, its tokens under radius R into tok (HZC_TOK_VERBATIM for a
+ * verbatim value) and an outlier's delta at its place in delta, its cost over the sampled
  * tiles into plan->cost_ip; then the predictor into plan->pred. u (n int32) and delta2
  * (hzc_ip_even_count int32) are scratch. */
-cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, const void *in, int32_t *u,
-                                 int32_t *delta, int32_t *delta2, hzc_huff_plan *plan,
-                                 cudaStream_t s);
+cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned R, const void *in,
+                                 uint16_t *tok, int32_t *u, int32_t *delta, int32_t *delta2,
+                                 hzc_huff_plan *plan, cudaStream_t s);
 
 /* The elements of the chunk's lattice of even coordinates. */
 static inline uint64_t hzc_ip_even_count(const hf_geom *g)
