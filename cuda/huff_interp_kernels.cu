@@ -15,7 +15,7 @@
  * When level 1 runs in ip_level_kernel (`split`), the codes every pass reads, which all lie at
  * even coordinates, and (encoding) the deltas of those elements are kept in lattice arrays of
  * the even coordinates, which the finer levels read and write densely; level 1 then writes
- * every element's delta (encoding) or value (decoding) a region at a time, whole sectors, and
+ * every element's token (encoding) or value (decoding) a region at a time, whole sectors, and
  * no DRAM sector is written twice in part. Else (a chunk whose passes all fit the one-CTA
  * kernel) the codes are in raster order and each element's results go straight out. */
 struct ip_args {
