@@ -31,8 +31,8 @@ struct ip_args {
     void *out;                   /* decoder */
     hzc_scalars *sc;             /* decoder */
     uint32_t n[3], t[3];         /* the folded chunk's and the tile's edges (z, y, x) */
-    uint32_t m[3];               /* the even lattice's edges, ceil(n / 2) */
-    uint32_t cn[3];              /* the edges of u's order: n, or m when split */
+    uint32_t cn[3];              /* the edges of u's order: n, or the even lattice's ceil(n / 2)
+                                  * when split */
     unsigned sh;                 /* 1 when split, else 0: u's index of c is c >> sh's raster */
     uint32_t gty, gtx;           /* tiles along y and x */
     unsigned tshift[3];          /* log2 of the tile's edges (they are powers of two) */
@@ -61,16 +61,11 @@ __device__ __forceinline__ ip_pass32 ip_pass_get(const ip_args &a, unsigned p, u
     return q;
 }
 
-/* u's index of the element at chunk coordinates c (all even when split). */
+/* u's (and delta2's) index of the element at chunk coordinates c (all even when split: the
+ * even lattice's index). */
 __device__ __forceinline__ uint32_t ip_uidx(const ip_args &a, const uint32_t c[3])
 {
     return ((c[0] >> a.sh) * a.cn[1] + (c[1] >> a.sh)) * a.cn[2] + (c[2] >> a.sh);
-}
-
-/* The even lattice's index of the element at chunk coordinates (z, y, x), all even. */
-__device__ __forceinline__ uint32_t ip_even(const ip_args &a, uint32_t z, uint32_t y, uint32_t x)
-{
-    return ((z >> 1) * a.m[1] + (y >> 1)) * a.m[2] + (x >> 1);
 }
 
 /* hf_tile_pos with shifts for the tile edges. */
@@ -285,14 +280,14 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     const int by1 = min(y1 + MY + 1, ny), bx1 = min(x1 + 3, nx);
     /* raster strides of the lattice's axes; the even lattice's stride of two lattice planes */
     const uint32_t sz = a.n[1] * a.n[2] << hs, sy = a.n[2] << hs;
-    const uint32_t ez = a.m[1] * a.m[2] << hs;
+    const uint32_t ez = a.cn[1] * a.cn[2] << hs;
     const bool last = hs == 0;   /* level 1: nothing reads its codes */
     unsigned cost = 0;
     int kz, ky, kx;
     /* an owned point's results: into the even lattice, or (level 1) region_s */
     auto keep = [&](const uint32_t c[3], int z, int y, int x, int32_t u, int32_t d) {
         if (!last) {
-            const uint32_t k = ip_even(a, c[0], c[1], c[2]);
+            const uint32_t k = ip_uidx(a, c);
             a.u[k] = u;
             if (ENCODE)
                 a.delta2[k] = d;
@@ -308,7 +303,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         if (!(z < z1 && (unsigned)y < (unsigned)by1 && (unsigned)x < (unsigned)bx1))
             continue;
         const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
-        const uint32_t k = ip_even(a, c[0], c[1], c[2]);
+        const uint32_t k = ip_uidx(a, c);
         const int32_t u = a.u[k];
         box_s[(2 * kz * BY + 2 * ky) * BXE + kx] = u;
         if (last && y >= y0 && y < y1 && x >= x0 && x < x1)   /* in the region */
@@ -327,7 +322,8 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
             const uint32_t i = z * sz + y * sy + c[2];
             /* the even lattice's index of the point below, at z - 1 */
-            const uint32_t k = ip_even(a, (uint32_t)(z - 1) << hs, c[1], c[2]);
+            const uint32_t below[3] = {(uint32_t)(z - 1) << hs, c[1], c[2]};
+            const uint32_t k = ip_uidx(a, below);
             const unsigned reach = ip_reach1((uint32_t)z, (uint32_t)nz);
             const int32_t pred =
                 hf_ip_predict(reach, reach & HF_IP_M3 ? a.u[k - ez] : 0, a.u[k],
@@ -479,10 +475,8 @@ static cudaError_t ip_launch_passes(ip_args a, cudaStream_t s)
     while (lv < levels && ip_level_coarse(&a.g, lv))
         lv++;
     a.sh = lv < levels;   /* split: level 1 in ip_level_kernel */
-    for (int b = 0; b < 3; b++) {
-        a.m[b] = (a.n[b] + 1) / 2;
-        a.cn[b] = a.sh ? a.m[b] : a.n[b];
-    }
+    for (int b = 0; b < 3; b++)
+        a.cn[b] = a.sh ? (a.n[b] + 1) / 2 : a.n[b];
     ip_pass_kernel<T, ENCODE><<<1, IP_COARSE_THREADS, 0, s>>>(a, 0, 3 * lv, np);
     for (; lv < levels; lv++) {
         const unsigned hs = levels - 1 - lv;   /* the step: hf_ip_top >> lv */

@@ -143,7 +143,7 @@ typedef struct hzc_huff_plan {
 typedef struct hzc_huff_bufs {
     uint16_t *tok;                  /* n tokens, tile-major, readable up to 8 past n */
     int32_t *ip_u;                  /* n int32: interpolation's codes */
-    int32_t *ip_delta;              /* n interpolation deltas or markers, tile-major */
+    int32_t *ip_delta;              /* n int32, tile-major: the interpolation's outliers' deltas */
     int32_t *ip_delta2;             /* hzc_ip_even_count int32: deltas at even coordinates */
     uint32_t *out_pos;
     int32_t *out_delta;
