@@ -98,16 +98,15 @@ __device__ __forceinline__ int32_t ip_predict(const ip_args &a, const ip_pass32 
                          reach & HF_IP_P1 ? u[k + s] : 0, reach & HF_IP_P3 ? u[k + 3 * s] : 0);
 }
 
-/* The code of the element at c (raster index i) against pred. Encoding quantises its value
- * (code_element of huff_interp.c) into its delta or marker *d, and counts its cost when `own`
- * (a neighbour another CTA owns is coded for its code alone); decoding adds its delta *d
- * (decode_element). */
+/* The code of an element against pred. Encoding quantises its value v (code_element of
+ * huff_interp.c) into its delta or marker *d, and counts its cost when `counted` (the element
+ * lies in a sampled tile and this CTA owns it: a neighbour another CTA owns is coded for its
+ * code alone); decoding adds its delta *d (decode_element). */
 template <typename T, bool ENCODE>
-__device__ __forceinline__ int32_t ip_code(const ip_args &a, const uint32_t c[3], uint32_t i,
-                                           int32_t pred, bool own, unsigned *cost, int32_t *d)
+__device__ __forceinline__ int32_t ip_code(const ip_args &a, T v, int32_t pred, bool counted,
+                                           unsigned *cost, int32_t *d)
 {
     if (ENCODE) {
-        const T v = ((const T *)a.in)[i];
         int32_t k = 0, u = pred;
         if (fl_is_fill(&a.Q, hf_bits(v)))
             *d = HZC_CODE_FILL;
@@ -115,7 +114,7 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, const uint32_t c[3]
             *d = k;
         else
             *d = HZC_CODE_VERBATIM;
-        if (own && ip_sampled(a, c)) {
+        if (counted) {
             int32_t p;
             *cost += 32u - __clz(hf_zigzag32(k));
             /* rare: dual quantisation's kind only then */
@@ -132,26 +131,82 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, const uint32_t c[3]
     return (int32_t)u;
 }
 
-/* The decoded value of the element at raster index i: the fill value, or its code's. */
+/* The decoded value's bits of a code u (the fill value's for HF_MARK_FILL): the value rounded
+ * to T once, fl_reconstruct_at's. */
 template <typename T>
-__device__ __forceinline__ void ip_put(const ip_args &a, uint32_t i, int32_t u, bool fill)
+__device__ __forceinline__ uint64_t ip_value_bits(const ip_args &a, int32_t u)
 {
-    T *out = (T *)a.out;
-    if (fill)
-        hf_put_bits(out, i, a.Q.fill_bits);
-    else   /* rounded to T once: fl_reconstruct_at's value */
-        out[i] = (T)fl_reconstruct_wide(&a.Q, hf_ip_steps(u));
+    if (u == HF_MARK_FILL)
+        return a.Q.fill_bits;
+    return hf_bits((T)fl_reconstruct_wide(&a.Q, hf_ip_steps(u)));
 }
 
-/* Encoding: the token of the element at tile-major position pos from its delta or marker d,
- * and d itself at pos where it is an outlier's (hzc_ip_launch_encode). */
-__device__ __forceinline__ void ip_emit(const ip_args &a, uint32_t pos, int32_t d)
+/* The decoded value of the element at raster index i from its code u (or HF_MARK_FILL). */
+template <typename T>
+__device__ __forceinline__ void ip_put(const ip_args &a, uint32_t i, int32_t u)
+{
+    hf_put_bits((T *)a.out, i, ip_value_bits<T>(a, u));
+}
+
+/* The first nv (1..4) of four consecutive elements from raster index i: whole 16-byte stores
+ * where they line up. */
+template <typename T>
+__device__ __forceinline__ void ip_put4(const ip_args &a, uint32_t i, const int32_t u[4], int nv)
+{
+    uint64_t b[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        b[k] = k < nv ? ip_value_bits<T>(a, u[k]) : 0;
+    T *out = (T *)a.out + i;
+    if (nv == 4 && ((uintptr_t)out & 15u) == 0) {
+        if (sizeof(T) == 4) {
+            *(uint4 *)out = make_uint4((uint32_t)b[0], (uint32_t)b[1], (uint32_t)b[2],
+                                       (uint32_t)b[3]);
+        } else {
+            ((ulonglong2 *)out)[0] = make_ulonglong2(b[0], b[1]);
+            ((ulonglong2 *)out)[1] = make_ulonglong2(b[2], b[3]);
+        }
+        return;
+    }
+    for (int k = 0; k < nv; k++)
+        hf_put_bits((T *)a.out, i + k, b[k]);
+}
+
+/* Encoding: the token of a delta or marker d (HZC_TOK_VERBATIM for a verbatim value). */
+__device__ __forceinline__ uint16_t ip_tok(const ip_args &a, int32_t d)
 {
     bool verb;
     const unsigned tk = hf_ip_token(d, a.R, &verb);
-    a.tok[pos] = (uint16_t)(verb ? HZC_TOK_VERBATIM : tk);
-    if (tk == HF_TOK_ESCAPE)
-        a.delta[pos] = d;
+    return (uint16_t)(verb ? HZC_TOK_VERBATIM : tk);
+}
+
+/* Encoding: the tokens of the element at tile-major position pos and the nv - 1 (at most 3)
+ * after it in its tile row from their deltas or markers d, one 8-byte store where they line
+ * up; an outlier's delta goes to ip_delta at its position (hzc_ip_launch_encode). */
+__device__ __forceinline__ void ip_emit4(const ip_args &a, uint32_t pos, const int32_t d[4],
+                                         int nv)
+{
+    uint16_t t[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        t[k] = ip_tok(a, d[k]);
+        if (k < nv && t[k] == HF_TOK_ESCAPE)
+            a.delta[pos + k] = d[k];
+    }
+    if (nv == 4 && (pos & 3u) == 0) {
+        *(uint2 *)&a.tok[pos] = make_uint2(t[0] | (uint32_t)t[1] << 16,
+                                           t[2] | (uint32_t)t[3] << 16);
+        return;
+    }
+    for (int k = 0; k < nv; k++)
+        a.tok[pos + k] = t[k];
+}
+
+/* Encoding: one element's token (ip_emit4 for nv = 1). */
+__device__ __forceinline__ void ip_emit(const ip_args &a, uint32_t pos, int32_t d)
+{
+    const int32_t q[4] = {d, d, d, d};
+    ip_emit4(a, pos, q, 1);
 }
 
 /* Whether this encoding tries interpolation (huff_cpu.c's rule, from the Lorenzo costs). */
@@ -175,14 +230,15 @@ __global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_arg
     /* the element at c: its code, then its delta (encoding) or value (decoding) */
     auto element = [&](const uint32_t c[3], uint32_t i, uint32_t k, int32_t pred, bool keep) {
         int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
-        const int32_t u = ip_code<T, ENCODE>(a, c, i, pred, true, &cost, &d);
+        const T v = ENCODE ? ((const T *)a.in)[i] : T(0);
+        const int32_t u = ip_code<T, ENCODE>(a, v, pred, ENCODE && ip_sampled(a, c), &cost, &d);
         if (ENCODE) {
             if (a.sh)
                 a.delta2[k] = d;
             else
                 ip_emit(a, ip_pos(a, c[0], c[1], c[2]), d);
         } else if (!a.sh) {
-            ip_put<T>(a, i, u, d == HF_MARK_FILL);
+            ip_put<T>(a, i, d == HF_MARK_FILL ? HF_MARK_FILL : u);
         }
         if (keep)
             a.u[k] = u;
@@ -261,15 +317,25 @@ __host__ __device__ __forceinline__ uint32_t ip_lattice(uint32_t n, unsigned hs)
     return ((n - 1u) >> hs) + 1u;
 }
 
+/* region_s's index of region point (z, y, x), relative to the region's corner: each row
+ * holds its even x, then its odd x, so the x pass stores its pairs and the last loop loads its
+ * quads in whole words. */
+template <int RY, int RX>
+__device__ __forceinline__ int ip_rslot(int z, int y, int x)
+{
+    return (z * RY + y) * RX + (x & 1) * (RX / 2) + (x >> 1);
+}
+
 template <typename T, bool ENCODE, int RZ, int RY, int RX>
 __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_args a, unsigned hs)
 {
     using S = ip_level_shape<RZ, RY, RX>;
     constexpr int BY = S::BY, BXE = S::BXE, BYE = S::BYE, MY = S::MY;
     __shared__ int32_t box_s[RZ * BY * BXE];
-    __shared__ int32_t region_s[RZ * RY * RX];   /* level 1: deltas (encoding) or codes */
+    __shared__ __align__(16) int32_t region_s[RZ * RY * RX];   /* level 1: deltas or codes */
     if (ENCODE && !ip_tried(a))
         return;   /* grid-uniform: the costs are final */
+    const T *in = (const T *)a.in;
     const int nz = (int)ip_lattice(a.n[0], hs), ny = (int)ip_lattice(a.n[1], hs);
     const int nx = (int)ip_lattice(a.n[2], hs);
     const unsigned gy = (unsigned)(ny + RY - 1) / RY, gx = (unsigned)(nx + RX - 1) / RX;
@@ -282,6 +348,21 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     const uint32_t sz = a.n[1] * a.n[2] << hs, sy = a.n[2] << hs;
     const uint32_t ez = a.cn[1] * a.cn[2] << hs;
     const bool last = hs == 0;   /* level 1: nothing reads its codes */
+    /* Level 1's region lies in one tile along z and y and in at most two along x (the launch
+     * asserts it), so which of its points count (hf_sampled) is known by x alone: bit s of
+     * smask for the tiles from tile column tx0 on. */
+    const uint32_t ts = a.tshift[2], tx0 = (uint32_t)x0 >> ts;
+    unsigned smask = 0;
+    if (ENCODE && last) {
+        for (uint32_t s = 0; s < 2; s++) {
+            const uint32_t c[3] = {(uint32_t)z0, (uint32_t)y0, (tx0 + s) << ts};
+            if (s == 0 || c[2] < (uint32_t)x1)
+                smask |= (unsigned)ip_sampled(a, c) << s;
+        }
+    }
+    auto sampled = [&](const uint32_t c[3]) {
+        return last ? (smask >> ((c[2] >> ts) - tx0) & 1u) != 0 : ip_sampled(a, c);
+    };
     unsigned cost = 0;
     int kz, ky, kx;
     /* an owned point's results: into the even lattice, or (level 1) region_s */
@@ -292,7 +373,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             if (ENCODE)
                 a.delta2[k] = d;
         } else {
-            region_s[((z - z0) * RY + (y - y0)) * RX + (x - x0)] =
+            region_s[ip_rslot<RY, RX>(z - z0, y - y0, x - x0)] =
                 ENCODE ? d : (d == HF_MARK_FILL ? HF_MARK_FILL : u);
         }
     };
@@ -320,7 +401,8 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             if (!(z < z1 && (unsigned)y < (unsigned)by1 && (unsigned)x < (unsigned)bx1))
                 continue;
             const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
-            const uint32_t i = z * sz + y * sy + c[2];
+            const T v = ENCODE ? in[z * sz + y * sy + c[2]] : T(0);
+            int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
             /* the even lattice's index of the point below, at z - 1 */
             const uint32_t below[3] = {(uint32_t)(z - 1) << hs, c[1], c[2]};
             const uint32_t k = ip_uidx(a, below);
@@ -330,8 +412,8 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
                               reach & HF_IP_P1 ? a.u[k + ez] : 0,
                               reach & HF_IP_P3 ? a.u[k + 2 * ez] : 0);
             const bool own = y >= y0 && y < y1 && x >= x0 && x < x1;
-            int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
-            const int32_t u = ip_code<T, ENCODE>(a, c, i, pred, own, &cost, &d);
+            const int32_t u =
+                ip_code<T, ENCODE>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
             box_s[((1 + 2 * kz) * BY + 2 * ky) * BXE + kx] = u;
             if (own)
                 keep(c, z, y, x, u, d);
@@ -346,7 +428,8 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             if (!(z < z1 && y < y1 && (unsigned)x < (unsigned)bx1))
                 continue;
             const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
-            const uint32_t i = z * sz + y * sy + c[2];
+            const T v = ENCODE ? in[z * sz + y * sy + c[2]] : T(0);
+            int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
             const int b = (kz * BY + MY + 1 + 2 * ky) * BXE + kx;
             const unsigned reach = ip_reach1((uint32_t)y, (uint32_t)ny);
             const int32_t pred =
@@ -354,30 +437,63 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
                               reach & HF_IP_P1 ? box_s[b + BXE] : 0,
                               reach & HF_IP_P3 ? box_s[b + 3 * BXE] : 0);
             const bool own = x >= x0 && x < x1;
-            int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
-            const int32_t u = ip_code<T, ENCODE>(a, c, i, pred, own, &cost, &d);
+            const int32_t u =
+                ip_code<T, ENCODE>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
             box_s[b] = u;
             if (own)
                 keep(c, z, y, x, u, d);
         }
     }
     __syncthreads();
-    /* pass x: x odd inside the region; its neighbours x - 3, x - 1, x + 1, x + 3 are the box's
-     * even columns kx, kx + 1, kx + 2, kx + 3 */
-    for (unsigned j = threadIdx.x; j < RZ * RY * (RX / 2); j += IP_LEVEL_THREADS) {
-        ip_slot<RY, RX / 2>(j, kz, ky, kx);
-        const int z = z0 + kz, y = y0 + ky, x = x0 + 1 + 2 * kx;
+    /* pass x, a pair of points a thread: x and x + 2, both odd and inside the region. Their
+     * neighbours x - 3 .. x + 5 are the box's even columns 2 kx .. 2 kx + 4. */
+    for (unsigned j = threadIdx.x; j < RZ * RY * (RX / 4); j += IP_LEVEL_THREADS) {
+        ip_slot<RY, RX / 4>(j, kz, ky, kx);
+        const int z = z0 + kz, y = y0 + ky, x = x0 + 1 + 4 * kx;
         if (!(z < z1 && y < y1 && x < x1))
             continue;
+        const bool two = x + 2 < x1;
         const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
+        const uint32_t c2[3] = {c[0], c[1], (uint32_t)(x + 2) << hs};
         const uint32_t i = z * sz + y * sy + c[2];
-        const int b = (kz * BY + MY + ky) * BXE + kx;
-        const unsigned reach = ip_reach1((uint32_t)x, (uint32_t)nx);
-        const int32_t pred = hf_ip_predict(reach, reach & HF_IP_M3 ? box_s[b] : 0, box_s[b + 1],
-                                           reach & HF_IP_P1 ? box_s[b + 2] : 0,
-                                           reach & HF_IP_P3 ? box_s[b + 3] : 0);
-        int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
-        keep(c, z, y, x, ip_code<T, ENCODE>(a, c, i, pred, true, &cost, &d), d);
+        T v = 0, v2 = 0;
+        int32_t d = 0, d2 = 0;
+        if (ENCODE) {
+            v = in[i];
+            if (two)
+                v2 = in[i + (2u << hs)];
+        } else {
+            /* level 1's pair lies in one tile row */
+            const uint32_t pos = ip_pos(a, c[0], c[1], c[2]);
+            d = a.delta[pos];
+            if (two)
+                d2 = a.delta[last ? pos + 2 : ip_pos(a, c2[0], c2[1], c2[2])];
+        }
+        const int b = (kz * BY + MY + ky) * BXE + 2 * kx;
+        const unsigned r1 = ip_reach1((uint32_t)x, (uint32_t)nx);
+        const unsigned r2 = two ? ip_reach1((uint32_t)(x + 2), (uint32_t)nx) : 0u;
+        const int32_t m3 = r1 & HF_IP_M3 ? box_s[b] : 0, m1 = box_s[b + 1];
+        const int32_t p1 = r1 & HF_IP_P1 ? box_s[b + 2] : 0;
+        const int32_t p3 = r1 & HF_IP_P3 ? box_s[b + 3] : 0;
+        const int32_t p5 = r2 & HF_IP_P3 ? box_s[b + 4] : 0;
+        /* at level 1 a pair lies in one tile */
+        const bool cnt = ENCODE && sampled(c), cnt2 = ENCODE && (last ? cnt : sampled(c2));
+        const int32_t u = ip_code<T, ENCODE>(a, v, hf_ip_predict(r1, m3, m1, p1, p3), cnt, &cost,
+                                             &d);
+        int32_t u2 = 0;
+        if (two)
+            u2 = ip_code<T, ENCODE>(a, v2, hf_ip_predict(r2, m1, p1, p3, p5), cnt2, &cost, &d2);
+        if (last) {
+            /* both odd x, side by side in the row's odd half (past the region's end: unread) */
+            *(int2 *)&region_s[ip_rslot<RY, RX>(kz, ky, x - x0)] =
+                ENCODE ? make_int2(d, d2)
+                       : make_int2(d == HF_MARK_FILL ? HF_MARK_FILL : u,
+                                   d2 == HF_MARK_FILL ? HF_MARK_FILL : u2);
+        } else {
+            keep(c, z, y, x, u, d);
+            if (two)
+                keep(c2, z, y, x + 2, u2, d2);
+        }
     }
     if (ENCODE) {
         const unsigned long long w = __reduce_add_sync(FULL, cost);
@@ -386,18 +502,22 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     }
     if (!last)
         return;
-    /* level 1: the region's tokens or values, rows of consecutive elements */
+    /* level 1: the region's tokens or values, four consecutive elements a thread; they lie in
+     * one tile row (tiles' x edges are multiples of 4) */
     __syncthreads();
-    for (unsigned j = threadIdx.x; j < RZ * RY * RX; j += IP_LEVEL_THREADS) {
-        ip_slot<RY, RX>(j, kz, ky, kx);
-        const int z = z0 + kz, y = y0 + ky, x = x0 + kx;
+    for (unsigned j = threadIdx.x; j < RZ * RY * (RX / 4); j += IP_LEVEL_THREADS) {
+        ip_slot<RY, RX / 4>(j, kz, ky, kx);
+        const int z = z0 + kz, y = y0 + ky, x = x0 + 4 * kx;
         if (!(z < z1 && y < y1 && x < x1))
             continue;
-        const int32_t v = region_s[j];
+        const int r = (kz * RY + ky) * RX + 2 * kx;
+        const int2 ev = *(const int2 *)&region_s[r], od = *(const int2 *)&region_s[r + RX / 2];
+        const int32_t q[4] = {ev.x, od.x, ev.y, od.y};
+        const int nv = min(4, x1 - x);
         if (ENCODE)
-            ip_emit(a, ip_pos(a, (uint32_t)z, (uint32_t)y, (uint32_t)x), v);
+            ip_emit4(a, ip_pos(a, (uint32_t)z, (uint32_t)y, (uint32_t)x), q, nv);
         else
-            ip_put<T>(a, z * sz + y * sy + (uint32_t)x, v, v == HF_MARK_FILL);
+            ip_put4<T>(a, z * sz + y * sy + (uint32_t)x, q, nv);
     }
 }
 
@@ -481,7 +601,13 @@ static cudaError_t ip_launch_passes(ip_args a, cudaStream_t s)
     for (; lv < levels; lv++) {
         const unsigned hs = levels - 1 - lv;   /* the step: hf_ip_top >> lv */
         /* regions by the lattice's shape: a region's slot grids cover every point of its
-         * passes only where the axes it leaves out (RZ or RY of 1) have one point */
+         * passes only where the axes it leaves out (RZ or RY of 1) have one point. At level 1
+         * (lattice = chunk, whose shape sets the tiles: 3-D chunks have nz > 1, 2-D ones
+         * nz = 1, 1-D ones ny = 1 too) a region lies in one tile along z and y and in at most
+         * two along x, which ip_level_kernel's smask needs. */
+        static_assert(4 <= HF_TILE_Z3 && 16 <= HF_TILE_Y3 && 64 <= 2 * HF_TILE_X3 &&
+                          32 <= HF_TILE_2 && 128 <= 2 * HF_TILE_2 && 4096 <= 2 * HF_TILE_N,
+                      "level 1's regions and the tiles");
         if (ip_lattice(a.n[0], hs) > 1)
             ip_level_launch<T, ENCODE, 4, 16, 64>(a, hs, s);
         else if (ip_lattice(a.n[1], hs) > 1)
