@@ -21,7 +21,7 @@
 #define HF_SMEM_COST (HF_TILE_N * 4u)
 #define HF_SMEM_TOKEN (HF_TILE_N * 4u + HF_TILE_N / 4u + HF_RADIUS_MAX * 4u)
 #define HF_SMEM_DTILE (HF_TILE_N * 4u)
-#define HF_SMEM_BOOK (HF_MAX_SYMS * (8u + 8u + 8u + 8u + 4u + 2u + 2u + 4u + 1u))
+#define HF_SMEM_BOOK (HF_MAX_SYMS * (4u + 4u + 8u + 8u + 4u + 2u + 2u + 4u + 1u))
 #define HF_NODES_PER ((2u * HF_MAX_SYMS + HF_ONE_THREADS - 1u) / HF_ONE_THREADS)
 #define HF_SMEM_TABLE (HF_TABLE * 2u)      /* the decoder table (hf_table_entry) */
 
@@ -574,8 +574,8 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_may_kernel(const hf_enc_arg
 /* hf_build_lengths for m >= 2 leaves by the whole CTA: the merge on one thread (its steps wait
  * on each other), the depths by pointer jumping, the leaves' lengths each from the folded
  * counts' prefix. anc and depth hold 2m entries. */
-__device__ void hf_lengths(const uint16_t *order, const uint64_t *w, unsigned m, uint8_t *len,
-                           uint32_t *par, uint64_t *nw, uint32_t *anc, uint16_t *depth,
+__device__ void hf_lengths(const uint16_t *order, const uint32_t *w, unsigned m, uint8_t *len,
+                           uint32_t *par, uint32_t *nw, uint32_t *anc, uint16_t *depth,
                            unsigned *count, unsigned *maxd)
 {
     const unsigned nn = 2 * m - 1, root = nn - 1;
@@ -647,9 +647,9 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_book_kernel(const hf_enc_ar
     const unsigned form = blockIdx.x;
     if (form != HF_FORM_CODES && !P->may[form])
         return;
-    uint64_t *w_s = (uint64_t *)hf_smem;
-    uint64_t *nw_s = w_s + HF_MAX_SYMS;
-    uint64_t *key_s = nw_s + HF_MAX_SYMS;   /* count << 32 | token of the k tokens in use */
+    uint32_t *w_s = (uint32_t *)hf_smem;
+    uint32_t *nw_s = w_s + HF_MAX_SYMS;
+    uint64_t *key_s = (uint64_t *)(nw_s + HF_MAX_SYMS);   /* count << 32 | token of the k in use */
     uint32_t *par_s = (uint32_t *)(key_s + HF_MAX_SYMS);         /* 2 HF_MAX_SYMS */
     uint32_t *h_s = par_s + 2 * HF_MAX_SYMS;
     uint16_t *order_s = (uint16_t *)(h_s + HF_MAX_SYMS);
@@ -689,7 +689,7 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_book_kernel(const hf_enc_ar
         for (unsigned j = 0; j < k; j++)
             rank += key_s[j] < key;
         order_s[rank] = (uint16_t)(key & 0xFFFFu);
-        w_s[rank] = key >> 32;
+        w_s[rank] = (uint32_t)(key >> 32);
     }
     __syncthreads();
     if (k > 1) {   /* CTA-uniform */

@@ -211,68 +211,88 @@ HZ_HD unsigned hf_reverse(unsigned code, unsigned len)
 /* The two-queue Huffman construction over m >= 2 leaves already sorted by (count, token)
  * ascending, w[i] the weight of leaf i: nodes 0..m-1 are the leaves, m..2m-2 the internal nodes
  * in creation order (nondecreasing weight); par[v] receives each node's parent, nw[i] internal
- * node m+i's weight. Ties take the leaf first. The two queues' heads are kept two deep in
- * registers, so each step's choice waits on no load. */
-HZ_HD void hf_merge(const uint64_t *w, unsigned m, uint32_t *par, uint64_t *nw)
+ * node m+i's weight. Ties take the leaf first. Weights are token counts, which sum to at most a
+ * chunk's elements (below 2^32, hf_geom_init): 32 bits hold every sum, and only the root's, which
+ * no step compares, can reach the empty queue's mark. The two queues' heads are kept two deep
+ * in registers, so each step's choice waits on no load. */
+HZ_HD void hf_merge(const uint32_t *w, unsigned m, uint32_t *par, uint32_t *nw)
 {
-    const uint64_t none = ~(uint64_t)0;   /* weights stay below 2^33 */
-    unsigned li = 0, ii = m, next = m;
-    uint64_t l0 = w[0], l1 = w[1], i0 = none, i1 = none;
-    for (unsigned k = 0; k + 1 < m; k++) {
-        uint32_t pick[2];
-        uint64_t sum = 0;
+    const uint32_t none = 0xFFFFFFFFu;
+    unsigned li = 0, ii = 0;   /* the next leaf and the next internal node (m + ii) to take */
+    uint32_t l0 = w[0], l1 = w[1], i0 = none, i1 = none;
+    for (unsigned k = 0; k + 1 < m; k++) {   /* makes internal node m + k */
+        uint32_t sum = 0;
         for (int j = 0; j < 2; j++) {
             if (li < m && l0 <= i0) {
-                pick[j] = li++;
+                par[li++] = m + k;
                 sum += l0;
                 l0 = l1;
                 l1 = li + 1 < m ? w[li + 1] : none;
             } else {
-                pick[j] = ii++;
+                par[m + ii++] = m + k;
                 sum += i0;
                 i0 = i1;
-                i1 = ii + 1 < next ? nw[ii + 1 - m] : none;
+                i1 = ii + 1 < k ? nw[ii + 1] : none;
             }
         }
-        nw[next - m] = sum;
-        if (next == ii)
+        nw[k] = sum;
+        if (ii == k)   /* the queue was empty: the new node heads it */
             i0 = sum;
-        else if (next == ii + 1)
+        else if (ii + 1 == k)
             i1 = sum;
-        par[pick[0]] = next;
-        par[pick[1]] = next;
-        next++;
     }
 }
 
+/* r splits (0 < r < 2^h - 1, h = i - 1 - d) in K.3's order below one leaf at depth d, which the
+ * caller took off count[d]: the leaf splits, then its first child's subtree fills down to depth
+ * i - 1 (2^(h-1) - 1 splits) before its second child splits. */
+HZ_HD void hf_fold_part(unsigned *count, unsigned d, unsigned i, uint64_t r)
+{
+    while (r > 0) {
+        r--;
+        d++;   /* two children at depth d */
+        const unsigned h = i - 1u - d;
+        const uint64_t fill = ((uint64_t)1 << h) - 1u;
+        if (r >= fill) {   /* the first child's subtree fills; the second goes on */
+            count[i - 1u] += (unsigned)((uint64_t)1 << h);
+            r -= fill;
+        } else {           /* the first goes on; the second stays a leaf */
+            count[d]++;
+        }
+    }
+    count[d]++;
+}
+
 /* Folds leaf depths above HF_MAX_LEN back as JPEG does (ITU T.81 K.3: two leaves of the deepest
- * level go up one level and down below a shallower leaf, which keeps the code complete).
- * count[l] is the number of leaves at depth l (l < 64), maxd the deepest. K.3 takes a pair at a
- * time and searches for the deepest leaf below anew each time: the same moves are made here in
- * bulk (a leaf split below i - 2 makes the next deepest at the level above it; at i - 2 all its
- * leaves go at once), since one thread of the GPU's codebook kernel runs them: K.3's thousands
- * of steps on deep trees took 0.19 ms of its 0.65 on velocity_x at REL 1e-4. huff_fold_test
- * checks the two agree. */
+ * level go up one level and down below the deepest leaf at least two levels above, which
+ * splits, keeping the code complete). count[l] is the number of leaves at depth l (l < 64),
+ * maxd the deepest. K.3 moves a pair at a time; here each level's pairs move at once, in
+ * closed form: the splits take the deepest leaves first, so each leaf at depth d <= i - 2 takes
+ * 2^(i-1-d) - 1 of them, its subtree filled down to depth i - 1, before the next is touched, and
+ * the last one touched takes the rest (hf_fold_part). One thread of the GPU's codebook kernel
+ * runs this: K.3's thousands of steps on deep trees took most of that kernel's 0.47 ms on
+ * velocity_x at REL 1e-4. huff_fold_test checks the two agree. */
 HZ_HD void hf_fold(unsigned *count, unsigned maxd)
 {
     for (unsigned i = maxd; i > HF_MAX_LEN; i--) {
-        unsigned pairs = count[i] / 2, j = i - 2;
-        count[i - 1] += pairs;
+        uint64_t pairs = count[i] / 2u;
+        count[i - 1u] += (unsigned)pairs;
         count[i] = 0;
-        while (pairs) {
-            while (count[j] == 0)
-                j--;
-            if (j + 2 < i) {
-                count[j]--;
-                count[j + 1] += 2;
-                pairs--;
-                j++;
-            } else {
-                const unsigned k = count[j] < pairs ? count[j] : pairs;
-                count[j] -= k;
-                count[j + 1] += 2 * k;
-                pairs -= k;
+        for (unsigned d = i - 2u; pairs > 0; d--) {
+            const unsigned h = i - 1u - d;
+            const uint64_t fill = ((uint64_t)1 << h) - 1u;
+            uint64_t full = pairs / fill;
+            full = full < count[d] ? full : count[d];
+            count[d] -= (unsigned)full;
+            count[i - 1u] += (unsigned)(full << h);
+            pairs -= full * fill;
+            if (pairs > 0 && count[d] > 0) {
+                count[d]--;
+                hf_fold_part(count, d, i, pairs);
+                pairs = 0;
             }
+            if (d == 0)
+                break;   /* a complete code always has room: not reached */
         }
     }
 }
@@ -281,8 +301,8 @@ HZ_HD void hf_fold(unsigned *count, unsigned maxd)
  * w[i] its weight. par and depth are scratch of 2m entries, nw of m. Depths are capped at 63
  * (a tree that deep needs more than 2^32 tokens). The folded lengths, shortest first, go to the
  * leaves from the most frequent down. A lone leaf gets length 1. Writes len[order[i]]. */
-HZ_HD void hf_build_lengths(const uint16_t *order, const uint64_t *w, unsigned m, uint8_t *len,
-                            uint32_t *par, uint64_t *nw, uint8_t *depth)
+HZ_HD void hf_build_lengths(const uint16_t *order, const uint32_t *w, unsigned m, uint8_t *len,
+                            uint32_t *par, uint32_t *nw, uint8_t *depth)
 {
     unsigned count[64] = {0};
     if (m <= 1) {

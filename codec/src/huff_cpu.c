@@ -235,7 +235,7 @@ static void build_book(const uint64_t *hist, unsigned nsym, unsigned R, hf_book 
 {
     hf_key keys[HF_MAX_SYMS];
     uint16_t order[HF_MAX_SYMS];
-    uint64_t w[HF_MAX_SYMS], nw[HF_MAX_SYMS];
+    uint32_t w[HF_MAX_SYMS], nw[HF_MAX_SYMS];
     uint32_t par[2 * HF_MAX_SYMS];
     uint8_t depth[2 * HF_MAX_SYMS];
     unsigned m = 0;
@@ -251,7 +251,7 @@ static void build_book(const uint64_t *hist, unsigned nsym, unsigned R, hf_book 
     qsort(keys, m, sizeof keys[0], key_cmp);
     for (unsigned i = 0; i < m; i++) {
         order[i] = (uint16_t)keys[i].token;
-        w[i] = keys[i].count;
+        w[i] = (uint32_t)keys[i].count;   /* at most the chunk's elements (hf_merge) */
     }
     hf_build_lengths(order, w, m, B->len, par, nw, depth);
     hf_canonical(B->len, B->m, B->code);
