@@ -326,15 +326,22 @@ __device__ __forceinline__ int ip_rslot(int z, int y, int x)
     return (z * RY + y) * RX + (x & 1) * (RX / 2) + (x >> 1);
 }
 
+/* Which of level 1's regions an encoding launch takes: first those holding points of sampled
+ * tiles, which complete the interpolation's cost, then (once ip_pick_kernel has chosen it) the
+ * others; so a chunk whose interpolation loses leaves most of level 1 undone. */
+enum ip_part { IP_ALL, IP_SAMPLED, IP_REST };
+
 template <typename T, bool ENCODE, int RZ, int RY, int RX>
-__global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_args a, unsigned hs)
+__global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_args a, unsigned hs,
+                                                                     ip_part part)
 {
     using S = ip_level_shape<RZ, RY, RX>;
     constexpr int BY = S::BY, BXE = S::BXE, BYE = S::BYE, MY = S::MY;
     __shared__ int32_t box_s[RZ * BY * BXE];
     __shared__ __align__(16) int32_t region_s[RZ * RY * RX];   /* level 1: deltas or codes */
-    if (ENCODE && !ip_tried(a))
-        return;   /* grid-uniform: the costs are final */
+    /* grid-uniform: the costs, or the choice, are final */
+    if (ENCODE && (part == IP_REST ? a.plan->pred != HF_PRED_INTERP : !ip_tried(a)))
+        return;
     const T *in = (const T *)a.in;
     const int nz = (int)ip_lattice(a.n[0], hs), ny = (int)ip_lattice(a.n[1], hs);
     const int nx = (int)ip_lattice(a.n[2], hs);
@@ -359,6 +366,8 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             if (s == 0 || c[2] < (uint32_t)x1)
                 smask |= (unsigned)ip_sampled(a, c) << s;
         }
+        if (part != IP_ALL && (part == IP_SAMPLED) != (smask != 0))
+            return;   /* CTA-uniform: the other launch's region */
     }
     auto sampled = [&](const uint32_t c[3]) {
         return last ? (smask >> ((c[2] >> ts) - tx0) & 1u) != 0 : ip_sampled(a, c);
@@ -523,12 +532,13 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
 
 /* The level of step 2^hs over regions of RZ x RY x RX lattice points. */
 template <typename T, bool ENCODE, int RZ, int RY, int RX>
-static void ip_level_launch(const ip_args &a, unsigned hs, cudaStream_t s)
+static void ip_level_launch(const ip_args &a, unsigned hs, ip_part part, cudaStream_t s)
 {
     const uint64_t regions = (uint64_t)((ip_lattice(a.n[0], hs) + RZ - 1) / RZ) *
                              ((ip_lattice(a.n[1], hs) + RY - 1) / RY) *
                              ((ip_lattice(a.n[2], hs) + RX - 1) / RX);
-    ip_level_kernel<T, ENCODE, RZ, RY, RX><<<(unsigned)regions, IP_LEVEL_THREADS, 0, s>>>(a, hs);
+    ip_level_kernel<T, ENCODE, RZ, RY, RX><<<(unsigned)regions, IP_LEVEL_THREADS, 0, s>>>(a, hs,
+                                                                                       part);
 }
 
 /* The predictor: interpolation when tried and cheaper enough than the best Lorenzo order. */
@@ -578,7 +588,8 @@ static bool ip_level_coarse(const hf_geom *g, unsigned lv)
 }
 
 /* Launches every pass: the chunk's first element and the leading levels whose passes have at
- * most IP_COARSE_MAX elements in one CTA, then a kernel a level. */
+ * most IP_COARSE_MAX elements in one CTA, then a kernel a level; encoding, the choice of
+ * predictor once the costs are complete (ip_part). */
 template <typename T, bool ENCODE>
 static cudaError_t ip_launch_passes(ip_args a, cudaStream_t s)
 {
@@ -598,23 +609,34 @@ static cudaError_t ip_launch_passes(ip_args a, cudaStream_t s)
     for (int b = 0; b < 3; b++)
         a.cn[b] = a.sh ? (a.n[b] + 1) / 2 : a.n[b];
     ip_pass_kernel<T, ENCODE><<<1, IP_COARSE_THREADS, 0, s>>>(a, 0, 3 * lv, np);
+    /* regions by the lattice's shape: a region's slot grids cover every point of its passes
+     * only where the axes it leaves out (RZ or RY of 1) have one point. At level 1 (lattice =
+     * chunk, whose shape sets the tiles: 3-D chunks have nz > 1, 2-D ones nz = 1, 1-D ones
+     * ny = 1 too) a region lies in one tile along z and y and in at most two along x, which
+     * ip_level_kernel's smask needs. */
+    static_assert(4 <= HF_TILE_Z3 && 16 <= HF_TILE_Y3 && 64 <= 2 * HF_TILE_X3 &&
+                      32 <= HF_TILE_2 && 128 <= 2 * HF_TILE_2 && 4096 <= 2 * HF_TILE_N,
+                  "level 1's regions and the tiles");
+    auto level = [&](unsigned hs, ip_part part) {
+        if (ip_lattice(a.n[0], hs) > 1)
+            ip_level_launch<T, ENCODE, 4, 16, 64>(a, hs, part, s);
+        else if (ip_lattice(a.n[1], hs) > 1)
+            ip_level_launch<T, ENCODE, 1, 32, 128>(a, hs, part, s);
+        else
+            ip_level_launch<T, ENCODE, 1, 1, 4096>(a, hs, part, s);
+    };
     for (; lv < levels; lv++) {
         const unsigned hs = levels - 1 - lv;   /* the step: hf_ip_top >> lv */
-        /* regions by the lattice's shape: a region's slot grids cover every point of its
-         * passes only where the axes it leaves out (RZ or RY of 1) have one point. At level 1
-         * (lattice = chunk, whose shape sets the tiles: 3-D chunks have nz > 1, 2-D ones
-         * nz = 1, 1-D ones ny = 1 too) a region lies in one tile along z and y and in at most
-         * two along x, which ip_level_kernel's smask needs. */
-        static_assert(4 <= HF_TILE_Z3 && 16 <= HF_TILE_Y3 && 64 <= 2 * HF_TILE_X3 &&
-                          32 <= HF_TILE_2 && 128 <= 2 * HF_TILE_2 && 4096 <= 2 * HF_TILE_N,
-                      "level 1's regions and the tiles");
-        if (ip_lattice(a.n[0], hs) > 1)
-            ip_level_launch<T, ENCODE, 4, 16, 64>(a, hs, s);
-        else if (ip_lattice(a.n[1], hs) > 1)
-            ip_level_launch<T, ENCODE, 1, 32, 128>(a, hs, s);
-        else
-            ip_level_launch<T, ENCODE, 1, 1, 4096>(a, hs, s);
+        if (ENCODE && hs == 0) {
+            level(0, IP_SAMPLED);
+            ip_pick_kernel<<<1, 1, 0, s>>>(a);
+            level(0, IP_REST);
+        } else {
+            level(hs, IP_ALL);
+        }
     }
+    if (ENCODE && !a.sh)   /* the one-CTA kernel coded every point */
+        ip_pick_kernel<<<1, 1, 0, s>>>(a);
     return cudaGetLastError();
 }
 
@@ -638,12 +660,7 @@ cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned R
     a.R = R;
     a.delta2 = delta2;
     a.plan = plan;
-    cudaError_t e = Q->is_f32 ? ip_launch_passes<float, true>(a, s)
-                              : ip_launch_passes<double, true>(a, s);
-    if (e != cudaSuccess)
-        return e;
-    ip_pick_kernel<<<1, 1, 0, s>>>(a);
-    return cudaGetLastError();
+    return Q->is_f32 ? ip_launch_passes<float, true>(a, s) : ip_launch_passes<double, true>(a, s);
 }
 
 cudaError_t hzc_ip_launch_decode(const hf_geom *g, const fl_quant *Q, const hf_layout *L,

@@ -165,10 +165,11 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
                                    int sms, cudaStream_t s);
 
 /* The interpolation candidate (huff_interp.h), after the sampled Lorenzo costs: when those in
- * plan say it is worth trying, its tokens under radius R into tok (HZC_TOK_VERBATIM for a
- * verbatim value) and an outlier's delta at its place in delta, its cost over the sampled
- * tiles into plan->cost_ip; then the predictor into plan->pred. u (n int32) and delta2
- * (hzc_ip_even_count int32) are scratch. */
+ * plan say it is worth trying, its cost over the sampled tiles into plan->cost_ip and the
+ * predictor into plan->pred; when that is the interpolation, its tokens under radius R into
+ * tok (HZC_TOK_VERBATIM for a verbatim value) and an outlier's delta at its place in delta
+ * (else tok is left partly written). u (n int32) and delta2 (hzc_ip_even_count int32) are
+ * scratch. */
 cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned R, const void *in,
                                  uint16_t *tok, int32_t *u, int32_t *delta, int32_t *delta2,
                                  hzc_huff_plan *plan, cudaStream_t s);
