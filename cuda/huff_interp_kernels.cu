@@ -326,9 +326,10 @@ __device__ __forceinline__ int ip_rslot(int z, int y, int x)
     return (z * RY + y) * RX + (x & 1) * (RX / 2) + (x >> 1);
 }
 
-/* Which of level 1's regions an encoding launch takes: first those holding points of sampled
- * tiles, which complete the interpolation's cost, then (once ip_pick_kernel has chosen it) the
- * others; so a chunk whose interpolation loses leaves most of level 1 undone. */
+/* Which regions a launch takes: every one (IP_ALL: the levels above 1, and decoding), or, for
+ * level 1's encoding, first those holding points of sampled tiles, which complete the
+ * interpolation's cost, then (once ip_pick_kernel has chosen the interpolation) the others; so a
+ * chunk whose interpolation loses leaves most of level 1 undone. */
 enum ip_part { IP_ALL, IP_SAMPLED, IP_REST };
 
 template <typename T, bool ENCODE, int RZ, int RY, int RX>
@@ -454,7 +455,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         }
     }
     __syncthreads();
-    /* pass x, a pair of points a thread: x and x + 2, both odd and inside the region. Their
+    /* pass x, a pair of points a thread: x and (when inside the region) x + 2, both odd. Their
      * neighbours x - 3 .. x + 5 are the box's even columns 2 kx .. 2 kx + 4. */
     for (unsigned j = threadIdx.x; j < RZ * RY * (RX / 4); j += IP_LEVEL_THREADS) {
         ip_slot<RY, RX / 4>(j, kz, ky, kx);
