@@ -131,6 +131,14 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, T v, int32_t pred, 
     return (int32_t)u;
 }
 
+/* What an element leaves for the tokens or values written after its level: its delta or
+ * marker d (encoding), or its code u, HF_MARK_FILL for a fill element (decoding). */
+template <bool ENCODE>
+__device__ __forceinline__ int32_t ip_result(int32_t u, int32_t d)
+{
+    return ENCODE ? d : d == HF_MARK_FILL ? HF_MARK_FILL : u;
+}
+
 /* The decoded value's bits of a code u (the fill value's for HF_MARK_FILL): the value rounded
  * to T once, fl_reconstruct_at's. */
 template <typename T>
@@ -238,7 +246,7 @@ __global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_arg
             else
                 ip_emit(a, ip_pos(a, c[0], c[1], c[2]), d);
         } else if (!a.sh) {
-            ip_put<T>(a, i, d == HF_MARK_FILL ? HF_MARK_FILL : u);
+            ip_put<T>(a, i, ip_result<false>(u, d));
         }
         if (keep)
             a.u[k] = u;
@@ -383,8 +391,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             if (ENCODE)
                 a.delta2[k] = d;
         } else {
-            region_s[ip_rslot<RY, RX>(z - z0, y - y0, x - x0)] =
-                ENCODE ? d : (d == HF_MARK_FILL ? HF_MARK_FILL : u);
+            region_s[ip_rslot<RY, RX>(z - z0, y - y0, x - x0)] = ip_result<ENCODE>(u, d);
         }
     };
     /* the coarser levels' codes: every lattice coordinate even */
@@ -496,9 +503,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         if (last) {
             /* both odd x, side by side in the row's odd half (past the region's end: unread) */
             *(int2 *)&region_s[ip_rslot<RY, RX>(kz, ky, x - x0)] =
-                ENCODE ? make_int2(d, d2)
-                       : make_int2(d == HF_MARK_FILL ? HF_MARK_FILL : u,
-                                   d2 == HF_MARK_FILL ? HF_MARK_FILL : u2);
+                make_int2(ip_result<ENCODE>(u, d), ip_result<ENCODE>(u2, d2));
         } else {
             keep(c, z, y, x, u, d);
             if (two)
