@@ -175,15 +175,18 @@ __device__ __forceinline__ void hf_coords_of(const hf_tile &tl, unsigned e, unsi
 
 /* quantise_task of huff_cpu.c over a tile: each element's code p into p_s (0 when not coded)
  * and, with MARKS, bitmaps of its fill and verbatim elements, a 32-bit word per warp-sized run
- * of elements. Offsets from the tile's first element are 32-bit: chunks hold < 2^32 elements. */
-template <typename T, int DIM, bool WHOLE, bool MARKS>
+ * of elements. LIN: the chunk's mode is ABS or REL (hf_dq_code_lin). Offsets from the tile's
+ * first element are 32-bit: chunks hold < 2^32 elements. */
+template <typename T, int DIM, bool WHOLE, bool MARKS, bool LIN = false>
 __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *in,
                                  const hf_tile &tl, int32_t *p_s, uint32_t *fill_s,
                                  uint32_t *verb_s)
 {
-    const unsigned tn = hf_tile_n(tl), lane = threadIdx.x & 31u;
+    using S = hf_shape<DIM>;
+    const unsigned tn = WHOLE ? S::Z * S::Y * S::X : hf_tile_n(tl), lane = threadIdx.x & 31u;
     const uint32_t nx = (uint32_t)g.nx, plane = (uint32_t)(g.ny * g.nx);
     const T *tin = in + hf_index(g, tl, 0, 0, 0);
+    constexpr bool full = WHOLE && S::Z * S::Y * S::X % (HF_THREADS * HF_BATCH) == 0;
     /* the whole warp runs every round: the ballots below need all its lanes */
     for (unsigned w0 = threadIdx.x - lane; w0 < tn; w0 += HF_THREADS * HF_BATCH) {
         T v[HF_BATCH];
@@ -192,7 +195,7 @@ __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *i
             const unsigned e = w0 + k * HF_THREADS + lane;
             unsigned z, y, x;
             v[k] = 0;
-            if (e < tn) {
+            if (full || e < tn) {
                 hf_coords_of<DIM, WHOLE>(tl, e, &z, &y, &x);
                 v[k] = tin[z * plane + y * nx + x];
             }
@@ -200,14 +203,17 @@ __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *i
 #pragma unroll
         for (unsigned k = 0; k < HF_BATCH; k++) {
             const unsigned b = w0 + k * HF_THREADS, e = b + lane;
-            if (b >= tn)   /* warp-uniform */
+            if (!full && b >= tn)   /* warp-uniform */
                 break;
             int32_t p = 0;
             bool fill = false, verb = false;
-            if (e < tn) {
+            /* without branches: a fill value's code is worked out, then dropped */
+            if (full || e < tn) {
                 fill = fl_is_fill(&Q, hf_bits(v[k]));
-                verb = !fill && !hf_dq_code(&Q, (double)v[k], &p);
-                p_s[e] = p;
+                const bool coded = LIN ? hf_dq_code_lin(&Q, (double)v[k], &p)
+                                       : hf_dq_code(&Q, (double)v[k], &p);
+                verb = !fill && !coded;
+                p_s[e] = fill ? 0 : p;
             }
             if (MARKS) {
                 const unsigned fw = __ballot_sync(FULL, fill), vw = __ballot_sync(FULL, verb);
@@ -223,13 +229,14 @@ __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *i
 /* A sampled tile's cost under each Lorenzo order (bit lengths, summed in 32 bits a thread: at
  * most 64 elements of at most 32 bits), added to the plan's with the tile's element count in
  * cost[0] (integer sums, so any order of addition gives the CPU's). */
-template <typename T, int DIM, bool WHOLE>
+template <typename T, int DIM, bool WHOLE, bool LIN = false>
 __device__ void hf_cost_tile(const hf_enc_args &a, const hf_tile &tl)
 {
     int32_t *p_s = (int32_t *)hf_smem;
     __shared__ unsigned long long c_s[HF_WARPS][DIM];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    hf_quantise_tile<T, DIM, WHOLE, false>(a.g, a.Q, (const T *)a.in, tl, p_s, nullptr, nullptr);
+    hf_quantise_tile<T, DIM, WHOLE, false, LIN>(a.g, a.Q, (const T *)a.in, tl, p_s, nullptr,
+                                                nullptr);
     __syncthreads();
     const unsigned tn = hf_tile_n(tl);
     unsigned c[DIM];
@@ -282,7 +289,9 @@ __global__ void __launch_bounds__(HF_THREADS) hf_sample_kernel(const hf_enc_args
         return;   /* a last run without a sample */
     hf_tile tl;
     hf_tile_at(&a.g, t, &tl);
-    if (hf_whole<DIM>(tl))
+    if (hf_whole<DIM>(tl) && !a.Q.pwrel)
+        hf_cost_tile<T, DIM, true, true>(a, tl);
+    else if (hf_whole<DIM>(tl))
         hf_cost_tile<T, DIM, true>(a, tl);
     else
         hf_cost_tile<T, DIM, false>(a, tl);
@@ -320,6 +329,78 @@ __device__ __forceinline__ void hf_tally(uint32_t *hist_s, unsigned tk, bool is_
     const unsigned peers = __match_any_sync(FULL, tk);
     if (tk != 0xFFFFFFFFu && (threadIdx.x & 31u) == (unsigned)__ffs(peers) - 1u)
         atomicAdd(&hist_s[tk >> 1], (unsigned)__popc(peers) << (16 * (tk & 1u)));
+}
+
+/* Four consecutive tokens of a thread into the tile's histogram: one add where they are one
+ * token, which hf_tally's warp aggregation then counts once per distinct token of the warp (the
+ * common case of smooth fields), else one add each. */
+__device__ __forceinline__ void hf_tally4(uint32_t *hist_s, const unsigned (&tk)[4])
+{
+    const bool same = tk[0] == tk[1] && tk[1] == tk[2] && tk[2] == tk[3];
+    if (!same) {
+#pragma unroll
+        for (unsigned k = 0; k < 4; k++)
+            atomicAdd(&hist_s[tk[k] >> 1], 1u << (16 * (tk[k] & 1u)));
+    }
+    const unsigned key = same ? tk[0] : 0xFFFFFFFFu, peers = __match_any_sync(FULL, key);
+    if (same && (threadIdx.x & 31u) == (unsigned)__ffs(peers) - 1u)
+        atomicAdd(&hist_s[key >> 1], (4u * __popc(peers)) << (16 * (key & 1u)));
+}
+
+/* The token pass of a whole tile (hf_token_at's tokens and hf_tally's counts), four consecutive
+ * elements a thread from one 16-byte load of each row a Lorenzo order reads: s_k sums the terms
+ * of element k's column (its own, the row above, and for order 3 the plane before), and a delta
+ * is s_k minus its left neighbour's s, which for the first of the four comes from the lane
+ * before. Rows are whole multiples of four, and a warp's 128 elements start a row. Counts of
+ * outliers and verbatim values are the thread's own. */
+template <int DIM>
+__device__ __forceinline__ void hf_whole_tokens(const hf_enc_args &a, const hf_tile &tl,
+                                                unsigned order, const int32_t *p_s,
+                                                const uint32_t *fill_s, const uint32_t *verb_s,
+                                                uint32_t *hist_s, unsigned e_beg, unsigned e_end,
+                                                unsigned *n_out, unsigned *n_verb)
+{
+    using S = hf_shape<DIM>;
+    static_assert(S::X % 4 == 0 && (S::X * S::Y * S::Z) % (HF_WARPS * 128) == 0, "shares of rows");
+    constexpr unsigned plane = S::Y * S::X;
+    const unsigned lane = threadIdx.x & 31u, top = 2u * a.R - 2u;
+    uint2 *tok = (uint2 *)(a.b.tok + tl.start);   /* whole tiles start at a multiple of 16 */
+    for (unsigned b = e_beg; b < e_end; b += 128) {
+        const unsigned e = b + 4 * lane, x = e % S::X, y = e / S::X % S::Y, z = e / plane;
+        int4 s = *(const int4 *)(p_s + e);
+        if (DIM >= 2 && order >= 2 && y) {
+            const int4 u = *(const int4 *)(p_s + e - S::X);
+            s = make_int4(s.x - u.x, s.y - u.y, s.z - u.z, s.w - u.w);
+        }
+        if (DIM == 3 && order == 3 && z) {
+            int4 c = *(const int4 *)(p_s + e - plane);
+            if (y) {
+                const int4 u = *(const int4 *)(p_s + e - plane - S::X);
+                c = make_int4(c.x - u.x, c.y - u.y, c.z - u.z, c.w - u.w);
+            }
+            s = make_int4(s.x - c.x, s.y - c.y, s.z - c.z, s.w - c.w);
+        }
+        /* order 1 (every order of a 1-D tile) continues the raster from the row before */
+        const bool raster = DIM == 1 || order == 1;
+        int32_t left = __shfl_up_sync(FULL, s.w, 1);
+        if (raster && lane == 0)
+            left = e ? p_s[e - 1] : 0;
+        else if (!raster && x == 0)
+            left = 0;
+        const int32_t d[4] = {s.x - left, s.y - s.x, s.z - s.y, s.w - s.z};
+        const unsigned fm = fill_s[e >> 5] >> (e & 31u), vm = verb_s[e >> 5] >> (e & 31u);
+        unsigned tk[4];
+#pragma unroll
+        for (unsigned k = 0; k < 4; k++) {
+            const uint32_t zz = hf_zigzag32(d[k]);
+            const bool fill = fm >> k & 1u;
+            tk[k] = fill && d[k] == 0 ? HF_TOK_FILL : zz < top ? zz + 2u : HF_TOK_ESCAPE;
+            *n_out += tk[k] == HF_TOK_ESCAPE;
+            *n_verb += (vm >> k & 1u) || (fill && tk[k] != HF_TOK_FILL);
+        }
+        tok[e / 4] = make_uint2(tk[0] | tk[1] << 16, tk[2] | tk[3] << 16);
+        hf_tally4(hist_s, tk);
+    }
 }
 
 /* Each warp's outliers and verbatim values (n_out, n_verb) placed after those of the warps and
@@ -444,7 +525,10 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
     hf_tile_at(&a.g, t, &tl);
     const unsigned tn = hf_tile_n(tl);
     const T *in = (const T *)a.in;
-    if (hf_whole<DIM>(tl))
+    const bool whole = hf_whole<DIM>(tl);
+    if (whole && !a.Q.pwrel)
+        hf_quantise_tile<T, DIM, true, true, true>(a.g, a.Q, in, tl, p_s, fill_s, verb_s);
+    else if (whole)
         hf_quantise_tile<T, DIM, true, true>(a.g, a.Q, in, tl, p_s, fill_s, verb_s);
     else
         hf_quantise_tile<T, DIM, false, true>(a.g, a.Q, in, tl, p_s, fill_s, verb_s);
@@ -452,7 +536,13 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
 
     const unsigned e_beg = warp * HF_SEG, e_end = min(tn, e_beg + HF_SEG);
     unsigned n_out = 0, n_verb = 0;
-    for (unsigned b = e_beg; b < e_end; b += 32) {
+    if (whole) {
+        hf_whole_tokens<DIM>(a, tl, order, p_s, fill_s, verb_s, hist_s, e_beg, e_end, &n_out,
+                             &n_verb);
+        n_out = __reduce_add_sync(FULL, n_out);
+        n_verb = __reduce_add_sync(FULL, n_verb);
+    }
+    for (unsigned b = e_beg; !whole && b < e_end; b += 32) {   /* an edge tile */
         const unsigned e = b + lane;
         unsigned tk = 0xFFFFFFFFu;
         bool is_out = false, is_verb = false;

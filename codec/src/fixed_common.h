@@ -84,13 +84,31 @@ HZ_HD double fl_exp2lin(double v)
     return ldexp(hz_add(1.0, hz_sub(v, e)), (int)e);
 }
 
+/* The linear domain of ABS and REL: the quantiser's argument of x (in steps of 2 eb, before
+ * rounding), and the value of code c before the rounding to the element type. */
+HZ_HD double fl_lin_arg(const fl_quant *Q, double x)
+{
+    return hz_mul(hz_sub(x, Q->base), Q->inv2eb);
+}
+
+HZ_HD double fl_lin_value(const fl_quant *Q, double c)
+{
+    return hz_add(Q->base, hz_mul(c, Q->twoeb));
+}
+
+/* A value as the element type holds it. */
+HZ_HD double fl_round_to(const fl_quant *Q, double v)
+{
+    return Q->is_f32 ? hz_to_f32(v) : v;
+}
+
 /* Reconstruction of a code c in quantisation steps, in double before the rounding to the
  * element type (a kernel storing a float rounds it once, in its store), then rounded: c is an
  * integer q for dual quantisation, or a fixed-point one for the Huffman codec's interpolation. */
 HZ_HD double fl_reconstruct_wide(const fl_quant *Q, double c)
 {
     if (!Q->pwrel)
-        return hz_add(Q->base, hz_mul(c, Q->twoeb));
+        return fl_lin_value(Q, c);
     if (c == 0.0)
         return 0.0;
     double t = hz_mul(c, Q->twoeb);
@@ -100,8 +118,7 @@ HZ_HD double fl_reconstruct_wide(const fl_quant *Q, double c)
 
 HZ_HD double fl_reconstruct_at(const fl_quant *Q, double c)
 {
-    double r = fl_reconstruct_wide(Q, c);
-    return Q->is_f32 ? hz_to_f32(r) : r;
+    return fl_round_to(Q, fl_reconstruct_wide(Q, c));
 }
 
 /* Reconstruction of quantisation code q. */
@@ -116,7 +133,7 @@ HZ_HD double fl_reconstruct(const fl_quant *Q, int64_t q)
 HZ_HD int fl_quant_arg(const fl_quant *Q, double x, double *t, double *lim)
 {
     if (!Q->pwrel) {
-        *t = hz_mul(hz_sub(x, Q->base), Q->inv2eb);
+        *t = fl_lin_arg(Q, x);
         *lim = Q->eb;
         return 1;
     }
@@ -133,10 +150,25 @@ HZ_HD int fl_quant_arg(const fl_quant *Q, double x, double *t, double *lim)
  * (eb = 0, or REL on a constant chunk) means bit for bit: -0.0 stays -0.0. */
 HZ_HD int fl_within(double r, double x, double lim)
 {
-    double err = hz_sub(r, x);
-    if (err < 0)
-        err = -err;
+    const double err = fabs(hz_sub(r, x));
     return err <= lim && (lim > 0 || !signbit(r) == !signbit(x));
+}
+
+HZ_HD int fl_in_range(double t)
+{
+    return t <= FL_QMAX && t >= -FL_QMAX;   /* false for NaN */
+}
+
+/* fl_quantize in ABS and REL, without PWREL's branches (kernels choose it once a chunk), and
+ * without branches of its own, so that a kernel's elements need not diverge: a value out of
+ * range takes code 0 and fails. */
+HZ_HD int fl_quantize_lin(const fl_quant *Q, double x, int64_t *q)
+{
+    const double t = fl_lin_arg(Q, x);
+    const int in = fl_in_range(t);
+    const double r = rint(in ? t : 0.0);   /* |r| <= FL_QMAX: exact as an int64 and back */
+    *q = (int64_t)r;
+    return in & fl_within(fl_round_to(Q, fl_lin_value(Q, r)), x, Q->eb);
 }
 
 /* Quantises x; returns 0 when the value cannot be coded within the bound (NaN, Inf, past the
@@ -144,13 +176,15 @@ HZ_HD int fl_within(double r, double x, double lim)
 HZ_HD int fl_quantize(const fl_quant *Q, double x, int64_t *q)
 {
     double t, lim;
-    if (Q->pwrel && x == 0.0) {
+    if (!Q->pwrel)
+        return fl_quantize_lin(Q, x, q);
+    if (x == 0.0) {
         *q = 0;
         return Q->eb > 0 || !signbit(x); /* lossless keeps -0.0 */
     }
-    if (!fl_quant_arg(Q, x, &t, &lim) || !(t <= FL_QMAX && t >= -FL_QMAX))
+    if (!fl_quant_arg(Q, x, &t, &lim) || !fl_in_range(t))
         return 0;
-    const double r = rint(t);   /* |r| <= FL_QMAX: exact as an int64 and back */
+    const double r = rint(t);
     *q = (int64_t)r;
     return fl_within(fl_reconstruct_at(Q, r), x, lim);
 }

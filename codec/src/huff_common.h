@@ -109,15 +109,30 @@ HZ_HD uint64_t hf_tile_of(const hf_geom *g, uint64_t z, uint64_t y, uint64_t x)
     return (z / g->tz * g->gty + y / g->ty) * g->gtx + x / g->tx;
 }
 
+/* Whether a quantiser's code q (ok: it has one) is within +-HF_PMAX, which puts it in *p. */
+HZ_HD int hf_dq_keep(int ok, int64_t q, int32_t *p)
+{
+    if (!ok || q > HF_PMAX || q < -HF_PMAX)
+        return 0;
+    *p = (int32_t)q;
+    return 1;
+}
+
 /* Whether dual quantisation codes the value v (not a fill value): quantisable, with its code
  * within +-HF_PMAX, which goes to *p. Other values are stored verbatim. */
 HZ_HD int hf_dq_code(const fl_quant *Q, double v, int32_t *p)
 {
-    int64_t q;
-    if (!fl_quantize(Q, v, &q) || q > HF_PMAX || q < -HF_PMAX)
-        return 0;
-    *p = (int32_t)q;
-    return 1;
+    int64_t q = 0;
+    const int ok = fl_quantize(Q, v, &q);   /* before q is read */
+    return hf_dq_keep(ok, q, p);
+}
+
+/* hf_dq_code in ABS and REL (fl_quantize_lin). */
+HZ_HD int hf_dq_code_lin(const fl_quant *Q, double v, int32_t *p)
+{
+    int64_t q = 0;
+    const int ok = fl_quantize_lin(Q, v, &q);   /* before q is read */
+    return hf_dq_keep(ok, q, p);
 }
 
 /* Lorenzo delta of element e = (z ey + y) ex + x of a tile whose codes p are in raster order;
