@@ -101,19 +101,21 @@ __device__ __forceinline__ int32_t ip_predict(const ip_args &a, const ip_pass32 
 /* The code of an element against pred. Encoding quantises its value v (code_element of
  * huff_interp.c) into its delta or marker *d, and counts its cost when `counted` (the element
  * lies in a sampled tile and this CTA owns it: a neighbour another CTA owns is coded for its
- * code alone); decoding adds its delta *d (decode_element). */
-template <typename T, bool ENCODE>
+ * code alone); LIN: the chunk's mode is ABS or REL (hf_ip_quantize_lin). Decoding adds its
+ * delta *d (decode_element). */
+template <typename T, bool ENCODE, bool LIN = false>
 __device__ __forceinline__ int32_t ip_code(const ip_args &a, T v, int32_t pred, bool counted,
                                            unsigned *cost, int32_t *d)
 {
     if (ENCODE) {
+        /* without branches: a fill value's code is worked out, then dropped */
         int32_t k = 0, u = pred;
-        if (fl_is_fill(&a.Q, hf_bits(v)))
-            *d = HZC_CODE_FILL;
-        else if (hf_ip_quantize(&a.Q, (double)v, pred, &k, &u))
-            *d = k;
-        else
-            *d = HZC_CODE_VERBATIM;
+        const bool fill = fl_is_fill(&a.Q, hf_bits(v));
+        const bool coded = LIN ? hf_ip_quantize_lin(&a.Q, (double)v, pred, &k, &u)
+                               : hf_ip_quantize(&a.Q, (double)v, pred, &k, &u);
+        k = fill ? 0 : k;
+        u = fill ? pred : u;
+        *d = fill ? HZC_CODE_FILL : coded ? k : HZC_CODE_VERBATIM;
         if (counted) {
             int32_t p;
             *cost += 32u - __clz(hf_zigzag32(k));
@@ -340,7 +342,7 @@ __device__ __forceinline__ int ip_rslot(int z, int y, int x)
  * chunk whose interpolation loses leaves most of level 1 undone. */
 enum ip_part { IP_ALL, IP_SAMPLED, IP_REST };
 
-template <typename T, bool ENCODE, int RZ, int RY, int RX>
+template <typename T, bool ENCODE, bool LIN, int RZ, int RY, int RX>
 __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_args a, unsigned hs,
                                                                      ip_part part)
 {
@@ -430,7 +432,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
                               reach & HF_IP_P3 ? a.u[k + 2 * ez] : 0);
             const bool own = y >= y0 && y < y1 && x >= x0 && x < x1;
             const int32_t u =
-                ip_code<T, ENCODE>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
+                ip_code<T, ENCODE, LIN>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
             box_s[((1 + 2 * kz) * BY + 2 * ky) * BXE + kx] = u;
             if (own)
                 keep(c, z, y, x, u, d);
@@ -455,7 +457,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
                               reach & HF_IP_P3 ? box_s[b + 3 * BXE] : 0);
             const bool own = x >= x0 && x < x1;
             const int32_t u =
-                ip_code<T, ENCODE>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
+                ip_code<T, ENCODE, LIN>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
             box_s[b] = u;
             if (own)
                 keep(c, z, y, x, u, d);
@@ -495,11 +497,12 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         const int32_t p5 = r2 & HF_IP_P3 ? box_s[b + 4] : 0;
         /* at level 1 a pair lies in one tile */
         const bool cnt = ENCODE && sampled(c), cnt2 = ENCODE && (last ? cnt : sampled(c2));
-        const int32_t u = ip_code<T, ENCODE>(a, v, hf_ip_predict(r1, m3, m1, p1, p3), cnt, &cost,
-                                             &d);
+        const int32_t u =
+            ip_code<T, ENCODE, LIN>(a, v, hf_ip_predict(r1, m3, m1, p1, p3), cnt, &cost, &d);
         int32_t u2 = 0;
         if (two)
-            u2 = ip_code<T, ENCODE>(a, v2, hf_ip_predict(r2, m1, p1, p3, p5), cnt2, &cost, &d2);
+            u2 = ip_code<T, ENCODE, LIN>(a, v2, hf_ip_predict(r2, m1, p1, p3, p5), cnt2, &cost,
+                                         &d2);
         if (last) {
             /* both odd x, side by side in the row's odd half (past the region's end: unread) */
             *(int2 *)&region_s[ip_rslot<RY, RX>(kz, ky, x - x0)] =
@@ -537,14 +540,14 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
 }
 
 /* The level of step 2^hs over regions of RZ x RY x RX lattice points. */
-template <typename T, bool ENCODE, int RZ, int RY, int RX>
+template <typename T, bool ENCODE, bool LIN, int RZ, int RY, int RX>
 static void ip_level_launch(const ip_args &a, unsigned hs, ip_part part, cudaStream_t s)
 {
     const uint64_t regions = (uint64_t)((ip_lattice(a.n[0], hs) + RZ - 1) / RZ) *
                              ((ip_lattice(a.n[1], hs) + RY - 1) / RY) *
                              ((ip_lattice(a.n[2], hs) + RX - 1) / RX);
-    ip_level_kernel<T, ENCODE, RZ, RY, RX><<<(unsigned)regions, IP_LEVEL_THREADS, 0, s>>>(a, hs,
-                                                                                       part);
+    ip_level_kernel<T, ENCODE, LIN, RZ, RY, RX>
+        <<<(unsigned)regions, IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
 }
 
 /* The predictor: interpolation when tried and cheaper enough than the best Lorenzo order. */
@@ -596,7 +599,7 @@ static bool ip_level_coarse(const hf_geom *g, unsigned lv)
 /* Launches every pass: the chunk's first element and the leading levels whose passes have at
  * most IP_COARSE_MAX elements in one CTA, then a kernel a level; encoding, the choice of
  * predictor once the costs are complete (ip_part). */
-template <typename T, bool ENCODE>
+template <typename T, bool ENCODE, bool LIN = false>
 static cudaError_t ip_launch_passes(ip_args a, cudaStream_t s)
 {
     const uint64_t n[3] = {a.g.nz, a.g.ny, a.g.nx}, t[3] = {a.g.tz, a.g.ty, a.g.tx};
@@ -625,11 +628,11 @@ static cudaError_t ip_launch_passes(ip_args a, cudaStream_t s)
                   "level 1's regions and the tiles");
     auto level = [&](unsigned hs, ip_part part) {
         if (ip_lattice(a.n[0], hs) > 1)
-            ip_level_launch<T, ENCODE, 4, 16, 64>(a, hs, part, s);
+            ip_level_launch<T, ENCODE, LIN, 4, 16, 64>(a, hs, part, s);
         else if (ip_lattice(a.n[1], hs) > 1)
-            ip_level_launch<T, ENCODE, 1, 32, 128>(a, hs, part, s);
+            ip_level_launch<T, ENCODE, LIN, 1, 32, 128>(a, hs, part, s);
         else
-            ip_level_launch<T, ENCODE, 1, 1, 4096>(a, hs, part, s);
+            ip_level_launch<T, ENCODE, LIN, 1, 1, 4096>(a, hs, part, s);
     };
     for (; lv < levels; lv++) {
         const unsigned hs = levels - 1 - lv;   /* the step: hf_ip_top >> lv */
@@ -666,6 +669,10 @@ cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned R
     a.R = R;
     a.delta2 = delta2;
     a.plan = plan;
+    /* ABS and REL, the common modes, get the level kernels that know it */
+    if (!Q->pwrel)
+        return Q->is_f32 ? ip_launch_passes<float, true, true>(a, s)
+                         : ip_launch_passes<double, true, true>(a, s);
     return Q->is_f32 ? ip_launch_passes<float, true>(a, s) : ip_launch_passes<double, true>(a, s);
 }
 

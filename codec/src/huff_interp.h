@@ -140,6 +140,20 @@ HZ_HD double hf_ip_steps(int64_t u)
     return hz_mul((double)u, 1.0 / (double)(1u << HF_IP_FRAC));
 }
 
+/* hf_ip_quantize in ABS and REL, without PWREL's branches (kernels choose it once a chunk) and
+ * without branches of its own (fl_quantize_lin's way): *k and *u change only on success. */
+HZ_HD int hf_ip_quantize_lin(const fl_quant *Q, double x, int32_t pred, int32_t *k, int32_t *u)
+{
+    const double t = fl_lin_arg(Q, x);
+    const int in = t <= HF_IP_TMAX && t >= -HF_IP_TMAX;
+    const int64_t kk = (int64_t)rint(in ? hz_sub(t, hf_ip_steps(pred)) : 0.0);
+    const int64_t uu = (int64_t)pred + kk * (1 << HF_IP_FRAC);
+    const int ok = in & fl_within(fl_round_to(Q, fl_lin_value(Q, hf_ip_steps(uu))), x, Q->eb);
+    *k = ok ? (int32_t)kk : *k;
+    *u = ok ? (int32_t)uu : *u;
+    return ok;
+}
+
 /* Codes x against the prediction pred: returns 1 and the delta k (in whole steps) with *u =
  * pred + k 2^HF_IP_FRAC when the reconstruction meets the bound in double precision, else 0 (x
  * is stored verbatim). The same domain, bound and sign rule as fl_quantize; in PWREL, zeros,
@@ -147,6 +161,8 @@ HZ_HD double hf_ip_steps(int64_t u)
 HZ_HD int hf_ip_quantize(const fl_quant *Q, double x, int32_t pred, int32_t *k, int32_t *u)
 {
     double t, lim;
+    if (!Q->pwrel)
+        return hf_ip_quantize_lin(Q, x, pred, k, u);
     if (!fl_quant_arg(Q, x, &t, &lim) || !(t <= HF_IP_TMAX && t >= -HF_IP_TMAX))
         return 0;
     int64_t kk = (int64_t)rint(hz_sub(t, hf_ip_steps(pred)));
