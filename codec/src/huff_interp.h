@@ -140,12 +140,17 @@ HZ_HD double hf_ip_steps(int64_t u)
     return hz_mul((double)u, 1.0 / (double)(1u << HF_IP_FRAC));
 }
 
+HZ_HD int hf_ip_in_range(double t)
+{
+    return t <= HF_IP_TMAX && t >= -HF_IP_TMAX;   /* false for NaN */
+}
+
 /* hf_ip_quantize in ABS and REL, without PWREL's branches (kernels choose it once a chunk) and
  * without branches of its own (fl_quantize_lin's way): *k and *u change only on success. */
 HZ_HD int hf_ip_quantize_lin(const fl_quant *Q, double x, int32_t pred, int32_t *k, int32_t *u)
 {
     const double t = fl_lin_arg(Q, x);
-    const int in = t <= HF_IP_TMAX && t >= -HF_IP_TMAX;
+    const int in = hf_ip_in_range(t);
     const int64_t kk = (int64_t)rint(in ? hz_sub(t, hf_ip_steps(pred)) : 0.0);
     const int64_t uu = (int64_t)pred + kk * (1 << HF_IP_FRAC);
     const int ok = in & fl_within(fl_round_to(Q, fl_lin_value(Q, hf_ip_steps(uu))), x, Q->eb);
@@ -163,7 +168,7 @@ HZ_HD int hf_ip_quantize(const fl_quant *Q, double x, int32_t pred, int32_t *k, 
     double t, lim;
     if (!Q->pwrel)
         return hf_ip_quantize_lin(Q, x, pred, k, u);
-    if (!fl_quant_arg(Q, x, &t, &lim) || !(t <= HF_IP_TMAX && t >= -HF_IP_TMAX))
+    if (!fl_quant_arg(Q, x, &t, &lim) || !hf_ip_in_range(t))
         return 0;
     int64_t kk = (int64_t)rint(hz_sub(t, hf_ip_steps(pred)));
     int64_t uu = (int64_t)pred + kk * (1 << HF_IP_FRAC);
