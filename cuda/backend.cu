@@ -608,6 +608,7 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
     b.verb_pos = (uint32_t *)((uint8_t *)b.out_pos + words8(8 * b.kmax_out));
     b.subbits = (uint32_t *)w->sub.p;
     b.status = (unsigned long long *)w->status.p;
+    b.suboff = (uint64_t *)(b.status + 2 * g->ntiles);   /* after the tiles' words */
     b.plan = (hzc_huff_plan *)w->plan.p;
     b.dst = (uint8_t *)w->fin.p;
     b.cap = cap;

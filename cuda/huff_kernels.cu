@@ -891,7 +891,7 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_choose_kernel(const hf_enc_
     const hzc_huff_cand *C = &P->book[form];
     for (unsigned s = threadIdx.x; s < 2 * a.R + HF_RUN_MAX; s += blockDim.x) {
         P->len[s] = C->len[s];
-        P->code[s] = C->code[s];
+        P->cl[s] = C->code[s] | (uint32_t)C->len[s] << 16;
     }
     if (threadIdx.x == 0) {
         P->m0 = C->m0;
@@ -915,9 +915,11 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_choose_kernel(const hf_enc_
 #define HF_WALK_WARPS 4                     /* sub-chunks a CTA */
 #define HF_LANE_TOK (HF_SUB / 32u)          /* a lane's share: 128 tokens */
 #define HF_LANE_WORDS (HF_LANE_TOK / 2u)    /* as 32-bit words of two tokens */
-#define HF_LANE_PITCH (HF_LANE_WORDS + 1u)  /* lanes' shares start in different banks */
+/* 16-byte aligned, and the 8 lanes of a 16-byte access's phase start in different banks */
+#define HF_LANE_PITCH (HF_LANE_WORDS + 4u)
 #define HF_STAGE_WORDS (32u * HF_LANE_PITCH)
 #define HF_STAGE_LOADS (HF_SUB / 8u / 32u)  /* 16-byte loads a lane makes */
+#define HF_NO_TOKEN HF_MAX_SYMS             /* "no token": codes nothing, counts nowhere */
 
 /* A sub-chunk's tokens in shared memory, lane share by lane share. */
 struct hf_stage {
@@ -946,11 +948,7 @@ __device__ hf_stage hf_stage_load(const uint16_t *tok, uint64_t n, uint64_t s, u
 #pragma unroll
     for (unsigned k = 0; k < HF_STAGE_LOADS; k++) {
         const unsigned j = k * 32 + lane;   /* words 4j..4j+3 lie in share j / 16 */
-        uint32_t *d = w + j / 16 * HF_LANE_PITCH + j % 16 * 4;
-        d[0] = q[k].x;
-        d[1] = q[k].y;
-        d[2] = q[k].z;
-        d[3] = q[k].w;
+        *(uint4 *)(w + j / 16 * HF_LANE_PITCH + j % 16 * 4) = q[k];
     }
     __syncwarp();
     return {w, cnt};
@@ -986,7 +984,8 @@ __device__ __forceinline__ void hf_join_mask(hf_share &sh, unsigned form, unsign
         uint32_t bits = 0;
 #pragma unroll
         for (unsigned j = 0; j < 16; j++) {
-            const uint32_t v = sh.w[q * 16 + j];
+            const uint4 v4 = ((const uint4 *)sh.w)[q * 4 + j / 4];
+            const uint32_t v = j % 4 == 0 ? v4.x : j % 4 == 1 ? v4.y : j % 4 == 2 ? v4.z : v4.w;
             const uint32_t c = form == HF_FORM_RUNS ? __vcmpeq2(v, rs2)
                                                     : __vcmpltu2(__vsub2(v, two), k2);
             bits |= ((c & 1u) | (c >> 15 & 2u)) << (2 * j);
@@ -1067,71 +1066,114 @@ __device__ hf_share hf_share_of(const hf_stage &st, unsigned form, unsigned rs)
     return sh;
 }
 
-/* The stream tokens of a share, one f(token) each, in order: hf_walk of the CPU's sub_tokens.
- * Form 1 goes by stretches of the run token, the others token by token. */
+/* The stream tokens of a form-1 share, one f(token) each, in order: sub_tokens of the CPU, by
+ * stretches of the run token. */
 template <typename F>
-__device__ __forceinline__ void hf_share_walk(const hf_share &sh, unsigned form, unsigned R,
-                                              F &f)
+__device__ __forceinline__ void hf_runs_walk(const hf_share &sh, unsigned R, F &f)
 {
-    unsigned run = sh.run, held = sh.held;
-    if (form == HF_FORM_RUNS) {
-        auto runs = [&](unsigned, unsigned len) {
-            for (run += len; run >= HF_RUN_MAX; run -= HF_RUN_MAX)
-                f(hf_run_token(R, HF_RUN_MAX));
-        };
-        auto others = [&](unsigned k, unsigned len) {
-            if (run)
-                f(hf_run_token(R, run));
-            run = 0;
-            for (unsigned e = k + len; k < e; k++)
-                f(sh.at(k));
-        };
-        hf_stretches(sh, runs, others);
-    } else {
-        for (unsigned k = 0; k < sh.cnt; k++) {
-            const unsigned t = sh.at(k);
-            const bool small = form == HF_FORM_PAIRS && t - 2u < HF_PAIR_K;
-            if (held && small) {
-                f(2 * R + (held - 3u) * HF_PAIR_K + (t - 2u));
-                held = 0;
-                continue;
-            }
-            if (held)
-                f(held - 1u);
-            held = 0;
-            if (small)
-                held = t + 1u;
-            else
-                f(t);
-        }
-    }
-    if (sh.more)
-        return;
-    if (run)
+    unsigned run = sh.run;
+    auto runs = [&](unsigned, unsigned len) {
+        for (run += len; run >= HF_RUN_MAX; run -= HF_RUN_MAX)
+            f(hf_run_token(R, HF_RUN_MAX));
+    };
+    auto others = [&](unsigned k, unsigned len) {
+        if (run)
+            f(hf_run_token(R, run));
+        run = 0;
+        for (unsigned e = k + len; k < e; k++)
+            f(sh.at(k));
+    };
+    hf_stretches(sh, runs, others);
+    if (run && !sh.more)
         f(hf_run_token(R, run));
-    if (held)
-        f(held - 1u);
 }
 
-/* Counts tokens into shared memory, one atomic per stretch of equal tokens. */
+/* f(token) for each of a share's tokens in order, read eight at a time, a load ahead: the bit
+ * writer writes behind them, in place, and a share's padding makes the last load ahead safe. */
+template <typename F>
+__device__ __forceinline__ void hf_share_tokens(const hf_share &sh, F &f)
+{
+    const uint4 *v = (const uint4 *)sh.w;
+    const unsigned whole = sh.cnt / 8u;
+    uint4 next = v[0];
+    for (unsigned q = 0; q < whole; q++) {
+        const uint4 cur = next;
+        next = v[q + 1];
+        const uint32_t wd[4] = {cur.x, cur.y, cur.z, cur.w};
+#pragma unroll
+        for (unsigned j = 0; j < 8; j++)
+            f(wd[j / 2] >> (16 * (j & 1)) & 0xFFFFu);
+    }
+    for (unsigned k = 8 * whole; k < sh.cnt; k++)   /* only a chunk's last sub-chunk */
+        f(sh.at(k));
+}
+
+/* p ? a : b, both worked out first: the compiler would otherwise branch around a's arithmetic
+ * (and the warp diverge), where a select costs one instruction. */
+__device__ __forceinline__ unsigned hf_select(bool p, unsigned a, unsigned b)
+{
+    unsigned r;
+    asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %1, 0;\n\tselp.u32 %0, %2, %3, q;\n\t}"
+        : "=r"(r)
+        : "r"((unsigned)p), "r"(a), "r"(b));
+    return r;
+}
+
+/* v stored to the shared-memory word at addr where p holds, without a branch. */
+__device__ __forceinline__ void hf_shared_store(uint32_t addr, uint32_t v, bool p)
+{
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t"
+                 "@q st.shared.u32 [%0], %1;\n\t}"
+                 :
+                 : "r"(addr), "r"(v), "r"((unsigned)p)
+                 : "memory");
+}
+
+/* One token of form 2's greedy pairing (the CPU's sub_tokens), without branches: the stream
+ * tokens it gives are *ta, the small token it held if that stays alone, then *tb, its own, or
+ * the pair it ends; either may be HF_NO_TOKEN. Returns whether the token is small. */
+__device__ __forceinline__ bool hf_pair_step(unsigned t, unsigned R, unsigned &held,
+                                             unsigned &ta, unsigned &tb)
+{
+    const bool small = t - 2u < HF_PAIR_K;
+    const unsigned pair = 2u * R + (held - 3u) * HF_PAIR_K + (t - 2u);
+    ta = held && !small ? held - 1u : HF_NO_TOKEN;
+    tb = hf_select(small, hf_select(held != 0, pair, HF_NO_TOKEN), t);
+    held = small && !held ? t + 1u : 0u;
+    return small;
+}
+
+/* v added to the shared-memory word at addr where p holds: a predicated reduction, so that
+ * the code around it needs no branch. */
+__device__ __forceinline__ void hf_shared_add(uint32_t addr, unsigned v, bool p)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %2, 0;\n\t"
+                 "@p red.shared.add.u32 [%0], %1;\n\t}"
+                 :
+                 : "r"(addr), "r"(v), "r"((unsigned)p)
+                 : "memory");
+}
+
+/* Counts tokens into shared memory (h: the counts' shared address), one add per stretch of
+ * equal tokens; HF_NO_TOKEN is not counted. */
 struct hf_counter {
-    unsigned *h;
+    uint32_t h;
     unsigned last, n;
-    __device__ void operator()(unsigned t)
+    __device__ __forceinline__ void operator()(unsigned t)
     {
-        if (t == last) {
-            n++;
-            return;
-        }
-        if (n)
-            atomicAdd(&h[last], n);
-        last = t;
-        n = 1;
+        const bool skip = t == HF_NO_TOKEN, same = t == last;
+        hf_shared_add(h + 4u * last, n, !skip && !same && n);
+        n = skip ? n : same ? n + 1u : 1u;
+        last = skip ? last : t;
+    }
+    __device__ __forceinline__ void flush() const
+    {
+        hf_shared_add(h + 4u * last, n, n != 0);
     }
 };
 
-/* hf_share_walk's run tokens of form 1 only (hf_may_kernel counted the others): runs of full
- * length are counted in a register and added once. */
+/* hf_runs_walk's run tokens only (hf_may_kernel counted the others): runs of full length are
+ * counted in a register and added once. */
 __device__ __forceinline__ void hf_count_runs(const hf_share &sh, unsigned R, hf_counter &c)
 {
     unsigned run = sh.run, full = 0;
@@ -1148,26 +1190,19 @@ __device__ __forceinline__ void hf_count_runs(const hf_share &sh, unsigned R, hf
     hf_stretches(sh, runs, others);
     if (run && !sh.more)
         c(hf_run_token(R, run));
-    if (full)
-        atomicAdd(&c.h[hf_run_token(R, HF_RUN_MAX)], full);
+    hf_shared_add(c.h + 4u * hf_run_token(R, HF_RUN_MAX), full, full != 0);
 }
 
-/* hf_share_walk's pair tokens and lone small tokens of form 2 only (hf_may_kernel counted the
- * others). */
+/* Form 2's pair tokens and lone small tokens only (hf_may_kernel counted the others). */
 __device__ __forceinline__ void hf_count_pairs(const hf_share &sh, unsigned R, hf_counter &c)
 {
     unsigned held = sh.held;
-    for (unsigned k = 0; k < sh.cnt; k++) {
-        const unsigned t = sh.at(k);
-        if (t - 2u < HF_PAIR_K) {
-            if (held)
-                c(2 * R + (held - 3u) * HF_PAIR_K + (t - 2u));
-            held = held ? 0u : t + 1u;
-        } else if (held) {
-            c(held - 1u);
-            held = 0;
-        }
-    }
+    auto step = [&](unsigned t) {   /* a small token may end a pair, another a lone one */
+        unsigned ta, tb;
+        const bool small = hf_pair_step(t, R, held, ta, tb);
+        c(small ? tb : ta);
+    };
+    hf_share_tokens(sh, step);
     if (held && !sh.more)
         c(held - 1u);
 }
@@ -1176,7 +1211,7 @@ __device__ __forceinline__ void hf_count_pairs(const hf_share &sh, unsigned R, h
  * started): both forms in one launch. */
 __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_althist_kernel(const hf_enc_args a)
 {
-    __shared__ uint32_t stage_s[HF_WALK_WARPS][HF_STAGE_WORDS];
+    __shared__ __align__(16) uint32_t stage_s[HF_WALK_WARPS][HF_STAGE_WORDS];
     __shared__ unsigned h_s[HF_MAX_SYMS];
     hzc_huff_plan *P = a.b.plan;
     const unsigned form = HF_FORM_RUNS + blockIdx.y, warp = threadIdx.x >> 5;
@@ -1190,13 +1225,12 @@ __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_althist_kernel(const hf
     if (s < a.g.nsub) {   /* warp-uniform */
         const hf_stage st = hf_stage_load(a.b.tok, a.g.n, s, stage_s[warp]);
         const hf_share sh = hf_share_of(st, form, rs);
-        hf_counter c = {h_s, 0, 0};
+        hf_counter c = {(uint32_t)__cvta_generic_to_shared(h_s), 0, 0};
         if (form == HF_FORM_RUNS)
             hf_count_runs(sh, a.R, c);
         else
             hf_count_pairs(sh, a.R, c);
-        if (c.n)
-            atomicAdd(&h_s[c.last], c.n);
+        c.flush();
     }
     __syncthreads();
     for (unsigned t = threadIdx.x; t < nsym; t += blockDim.x)
@@ -1216,37 +1250,192 @@ __global__ void __launch_bounds__(HF_THREADS) hf_clear_kernel(const hf_enc_args 
         ((uint32_t *)a.b.dst)[w] = 0;
 }
 
-/* LSB-first bit writer of one lane's share, in place over its tokens: codes are at most 15
- * bits and tokens 16, so the words written stay behind the tokens still to be read. */
+/* LSB-first bit writer of one lane's share, in place over its tokens: a token gives at most 30
+ * bits where it is one of two held tokens (form 2), or itself took 16 bits without giving any,
+ * so the words written stay behind the tokens still to be read. */
 struct hf_share_writer {
-    const uint32_t *cl;   /* code | length << 16 */
-    uint32_t *w;
+    const uint32_t *cl;   /* code | length << 16; 0 at HF_NO_TOKEN */
+    uint32_t w;           /* shared address of the next word */
     uint64_t acc;
     unsigned nacc;
-    uint32_t bits;
-    __device__ void operator()(unsigned t)
+    /* len <= 30 bits of code */
+    __device__ __forceinline__ void put(uint32_t code, unsigned len)
+    {
+        acc |= (uint64_t)code << nacc;
+        nacc += len;
+        const bool full = nacc >= 32;
+        hf_shared_store(w, (uint32_t)acc, full);
+        w += full ? 4u : 0u;
+        acc = full ? acc >> 32 : acc;
+        nacc = full ? nacc - 32 : nacc;
+    }
+    __device__ __forceinline__ void operator()(unsigned t)
     {
         const uint32_t c = cl[t];
-        acc |= (uint64_t)(c & 0xFFFFu) << nacc;
-        nacc += c >> 16;
-        bits += c >> 16;
-        if (nacc >= 32) {
-            *w++ = (uint32_t)acc;
-            acc >>= 32;
-            nacc -= 32;
-        }
+        put(c & 0xFFFFu, c >> 16);
+    }
+    /* the codes of ta then tb, either of them HF_NO_TOKEN */
+    __device__ __forceinline__ void two(unsigned ta, unsigned tb)
+    {
+        const uint32_t ca = cl[ta], cb = cl[tb];
+        put((ca & 0xFFFFu) | (cb & 0xFFFFu) << (ca >> 16), (ca >> 16) + (cb >> 16));
     }
 };
 
-/* Places `bits` bits of src at bit b0 of the zeroed stream dst: whole words are stored, the
- * first and the last, which the neighbouring lanes' bits may share, are OR-ed in atomically. */
-__device__ void hf_place_bits(uint32_t *dst, uint64_t b0, const uint32_t *src, uint32_t bits)
+/* A share's stream (sub_tokens of the CPU) into W. */
+__device__ __forceinline__ void hf_write_share(const hf_share &sh, unsigned form, unsigned R,
+                                               hf_share_writer &W)
 {
+    if (form == HF_FORM_RUNS) {
+        hf_runs_walk(sh, R, W);
+    } else if (form == HF_FORM_PAIRS) {
+        unsigned held = sh.held;
+        auto step = [&](unsigned t) {
+            unsigned ta, tb;
+            hf_pair_step(t, R, held, ta, tb);
+            W.two(ta, tb);
+        };
+        hf_share_tokens(sh, step);
+        if (held && !sh.more)
+            W(held - 1u);
+    } else {
+        hf_share_tokens(sh, W);
+    }
+}
+
+/* Bits [q, q + 32) of a sub-chunk's stream, gathered from its lanes' streams in the stage:
+ * lane j's b_j bits start at bit o_j (its share's padding word holds o_j, lane 32 is `total`).
+ * Bits past the stream are 0. */
+__device__ __forceinline__ uint32_t hf_gather_word(const uint32_t *stage, uint32_t q,
+                                                   uint32_t total)
+{
+    auto off = [&](unsigned j) {
+        return j < 32 ? stage[j * HF_LANE_PITCH + HF_LANE_WORDS] : total;
+    };
+    unsigned j = 0;   /* the last lane starting at or before q */
+#pragma unroll
+    for (unsigned d = 16; d; d >>= 1)
+        if (off(j + d) <= q)
+            j += d;
+    uint32_t v = 0, o = off(j);
+    for (; j < 32 && o < q + 32u; j++) {
+        const uint32_t o1 = off(j + 1), b = o1 - o;
+        const uint32_t *w = stage + j * HF_LANE_PITCH;
+        uint32_t x;
+        if (o <= q) {   /* only the first lane: it holds bit q */
+            const uint32_t p = q - o, k = p / 32u, sh = p % 32u;
+            x = sh ? w[k] >> sh | w[k + 1] << (32u - sh) : w[k];
+            x &= b - p >= 32u ? ~0u : (1u << (b - p)) - 1u;
+        } else {
+            x = (b >= 32u ? w[0] : w[0] & ((1u << b) - 1u)) << (o - q);
+        }
+        v |= x;
+        o = o1;
+    }
+    return v;
+}
+
+/* Each sub-chunk's stream, written by its lanes in place of their tokens, then gathered into
+ * whole words over the sub-chunk's own tokens in global memory (its stream is shorter: at
+ * most 15 bits a token), with its length in subbits. No sub-chunk waits on another: the
+ * offsets come after (hf_subscan_kernel, hf_place_kernel). */
+__global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_pack_kernel(const hf_enc_args a)
+{
+    __shared__ __align__(16) uint32_t stage_s[HF_WALK_WARPS][HF_STAGE_WORDS];
+    __shared__ __align__(16) uint32_t cl_s[HF_MAX_SYMS + 1];
+    hzc_huff_plan *P = a.b.plan;
+    if (P->too_small)
+        return;
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const unsigned form = P->form, rs = P->rs;
+    /* the form's tokens, 16 bytes a load (the plan's entries past them are 0) */
+    for (unsigned t = threadIdx.x; t < (2 * a.R + HF_RUN_MAX + 3) / 4; t += blockDim.x)
+        ((uint4 *)cl_s)[t] = ((const uint4 *)P->cl)[t];
+    if (threadIdx.x == 0)
+        cl_s[HF_NO_TOKEN] = 0;
+    __syncthreads();
+    const uint64_t s = (uint64_t)blockIdx.x * HF_WALK_WARPS + warp;
+    if (s >= a.g.nsub)   /* warp-uniform */
+        return;
+    const hf_stage st = hf_stage_load(a.b.tok, a.g.n, s, stage_s[warp]);
+    const hf_share sh = hf_share_of(st, form, rs);
+    __syncwarp();   /* every lane has read its neighbours' tokens before the shares change */
+    uint32_t *own = stage_s[warp] + lane * HF_LANE_PITCH;
+    const uint32_t own_at = (uint32_t)__cvta_generic_to_shared(own);
+    hf_share_writer W = {cl_s, own_at, 0, 0};
+    hf_write_share(sh, form, a.R, W);
+    hf_shared_store(W.w, (uint32_t)W.acc, W.nacc != 0);
+    const uint32_t bits = 8u * (W.w - own_at) + W.nacc;
+    const uint32_t incl = hf_warp_incl(bits), total = __shfl_sync(FULL, incl, 31);
+    own[HF_LANE_WORDS] = incl - bits;   /* the share's padding */
+    __syncwarp();
+    uint32_t *slot = (uint32_t *)(a.b.tok + s * HF_SUB);
+    for (uint32_t i = lane; i < (total + 31u) / 32u; i += 32)
+        slot[i] = hf_gather_word(stage_s[warp], 32u * i, total);
+    if (lane == 0)
+        a.b.subbits[s] = total;
+}
+
+#define HF_SCAN_BATCH 8u   /* 32-entry rounds a warp of hf_subscan_kernel loads at once */
+
+/* The sub-chunks' stream offsets, the exclusive prefix of subbits, by one CTA: a warp a
+ * segment, summed, the sums' prefix over the CTA, then each segment scanned 32 entries at a
+ * time (coalesced; HF_SCAN_BATCH rounds' loads issued together). */
+__global__ void __launch_bounds__(HF_ONE_THREADS) hf_subscan_kernel(const hf_enc_args a)
+{
+    if (a.b.plan->too_small)
+        return;
+    const uint32_t *__restrict__ bits = a.b.subbits;
+    uint64_t *__restrict__ off = a.b.suboff;
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const uint64_t nsub = a.g.nsub, seg = (nsub + 32 * nw - 1) / (32 * nw) * 32;
+    const uint64_t i0 = min(nsub, warp * seg), i1 = min(nsub, i0 + seg);
+    uint64_t sum = 0, total;
+#pragma unroll 8
+    for (uint64_t i = i0 + lane; i < i1; i += 32)
+        sum += bits[i];
+    sum = hf_warp_sum(sum);
+    uint64_t carry = __shfl_sync(FULL, hf_block_excl(lane == 0 ? sum : 0, &total), 0);
+    for (uint64_t base = i0; base < i1; base += 32 * HF_SCAN_BATCH) {
+        uint32_t b[HF_SCAN_BATCH];
+#pragma unroll
+        for (unsigned k = 0; k < HF_SCAN_BATCH; k++) {
+            const uint64_t i = base + 32 * k + lane;
+            b[k] = i < i1 ? bits[i] : 0u;
+        }
+#pragma unroll
+        for (unsigned k = 0; k < HF_SCAN_BATCH; k++) {
+            const uint64_t i = base + 32 * k + lane;
+            const uint32_t incl = hf_warp_incl(b[k]);   /* 32 sub-chunks' bits fit 32 bits */
+            if (i < i1)
+                off[i] = carry + (incl - b[k]);
+            carry += __shfl_sync(FULL, incl, 31);
+        }
+    }
+}
+
+/* Each sub-chunk's packed stream (hf_pack_kernel) moved to its offset in the zeroed stream, a
+ * warp a sub-chunk: whole words are stored, the first and the last, which the neighbouring
+ * sub-chunks may share, OR-ed in atomically. */
+__global__ void __launch_bounds__(HF_THREADS) hf_place_kernel(const hf_enc_args a)
+{
+    const hzc_huff_plan *P = a.b.plan;
+    if (P->too_small)
+        return;
+    const unsigned lane = threadIdx.x & 31u;
+    const uint64_t s = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) / 32u;
+    if (s >= a.g.nsub)
+        return;
+    const uint32_t bits = a.b.subbits[s];
     if (!bits)
         return;
+    const uint32_t *src = (const uint32_t *)(a.b.tok + s * HF_SUB);
+    uint32_t *dst = (uint32_t *)(a.b.dst + HF_OFF_CODEBOOK +
+                                 hf_pad4(hf_codebook_size(P->m0, P->m1)) + hf_pad4(2 * a.g.nsub));
+    const uint64_t b0 = a.b.suboff[s];
     const unsigned sh = (unsigned)(b0 & 31u), nsrc = (bits + 31u) / 32u;
     const uint64_t g0 = b0 >> 5, g1 = (b0 + bits - 1) >> 5;
-    for (uint64_t g = g0; g <= g1; g++) {
+    for (uint64_t g = g0 + lane; g <= g1; g += 32) {
         const unsigned i = (unsigned)(g - g0);
         const uint32_t lo = i < nsrc ? src[i] : 0u, hi = i >= 1 && i <= nsrc ? src[i - 1] : 0u;
         const uint32_t v = sh ? lo << sh | hi >> (32u - sh) : lo;
@@ -1255,47 +1444,6 @@ __device__ void hf_place_bits(uint32_t *dst, uint64_t b0, const uint32_t *src, u
         else
             dst[g] = v;
     }
-}
-
-/* Each sub-chunk's bits, written by its lanes in place of their tokens; its offset by a
- * decoupled look-back over sub-chunks taken in ticket order; then each lane's bits moved to
- * the sub-chunk's offset plus the lanes' before it. */
-__global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_write_kernel(const hf_enc_args a)
-{
-    __shared__ uint32_t stage_s[HF_WALK_WARPS][HF_STAGE_WORDS];
-    __shared__ uint32_t cl_s[HF_MAX_SYMS];
-    __shared__ unsigned long long ticket_s[HF_WALK_WARPS];
-    hzc_huff_plan *P = a.b.plan;
-    if (P->too_small)
-        return;
-    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const unsigned form = P->form, rs = P->rs;
-    for (unsigned t = threadIdx.x; t < HF_MAX_SYMS; t += blockDim.x)
-        cl_s[t] = P->code[t] | (uint32_t)P->len[t] << 16;
-    if (lane == 0)
-        ticket_s[warp] = atomicAdd(&P->sub_ticket, 1ull);
-    __syncthreads();
-    const uint64_t s = ticket_s[warp];
-    if (s >= a.g.nsub)   /* warp-uniform */
-        return;
-    const hf_stage st = hf_stage_load(a.b.tok, a.g.n, s, stage_s[warp]);
-    const hf_share sh = hf_share_of(st, form, rs);
-    __syncwarp();   /* every lane has read its neighbours' tokens before the shares change */
-    uint32_t *own = stage_s[warp] + lane * HF_LANE_PITCH;
-    hf_share_writer W = {cl_s, own, 0, 0, 0};
-    hf_share_walk(sh, form, a.R, W);
-    if (W.nacc)
-        *W.w = (uint32_t)W.acc;
-    const uint32_t incl = hf_warp_incl(W.bits);
-    const uint64_t agg = __shfl_sync(FULL, incl, 31);
-    uint64_t excl;
-    unsigned long long *status[1] = {a.b.status + 2 * a.g.ntiles};
-    lb_exclusive<1>(status, s, &agg, &excl);
-    if (lane == 0)
-        a.b.subbits[s] = (uint32_t)agg;
-    const uint64_t off_stream =
-        HF_OFF_CODEBOOK + hf_pad4(hf_codebook_size(P->m0, P->m1)) + hf_pad4(2 * a.g.nsub);
-    hf_place_bits((uint32_t *)(a.b.dst + off_stream), excl + (incl - W.bits), own, W.bits);
 }
 
 /* Everything but the stream: fixed part, codebook, sub-chunk table, outliers, verbatim values. */
@@ -2054,8 +2202,7 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
     hf_enc_args a = {*g, *Q, radius, in, *b, sc};
     cudaError_t e;
     if ((e = cudaMemsetAsync(b->plan, 0, sizeof(hzc_huff_plan), s)) != cudaSuccess ||
-        (e = cudaMemsetAsync(b->status, 0, (2 * g->ntiles + g->nsub) * sizeof(unsigned long long),
-                             s)) !=
+        (e = cudaMemsetAsync(b->status, 0, 2 * g->ntiles * sizeof(unsigned long long), s)) !=
             cudaSuccess ||
         (e = Q->is_f32 ? hf_tiles_encode_dim<float>(a, s)
                        : hf_tiles_encode_dim<double>(a, s)) !=
@@ -2070,7 +2217,9 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
     hf_book_kernel<<<3, HF_ONE_THREADS, HF_SMEM_BOOK, s>>>(a);
     hf_choose_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
     hf_clear_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
-    hf_write_kernel<<<walk, HF_WALK_WARPS * 32, 0, s>>>(a);
+    hf_pack_kernel<<<walk, HF_WALK_WARPS * 32, 0, s>>>(a);
+    hf_subscan_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
+    hf_place_kernel<<<hf_sub_grid(g->nsub, 32, HF_THREADS), HF_THREADS, 0, s>>>(a);
     hf_tail_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
     hf_sum_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
     return cudaGetLastError();

@@ -121,7 +121,6 @@ typedef struct hzc_huff_cand {
  * codebook hf_book_kernel and hf_choose_kernel choose. */
 typedef struct hzc_huff_plan {
     unsigned long long ticket;             /* next tile of the token kernel's look-back */
-    unsigned long long sub_ticket;         /* next sub-chunk of the write kernel's look-back */
     unsigned long long cost[4];            /* as huff_cpu.c's cost: [o] Lorenzo order o's
                                             * over the sampled tiles, [0] their elements */
     unsigned long long cost_ip;            /* interpolation's cost there, when tried */
@@ -134,7 +133,7 @@ typedef struct hzc_huff_plan {
     unsigned hist[HF_MAX_SYMS];            /* form 0 token counts */
     unsigned hist_alt[2][HF_MAX_SYMS];     /* form 1 and form 2 token counts */
     hzc_huff_cand book[3];                 /* each form's codebook */
-    uint16_t code[HF_MAX_SYMS];
+    alignas(16) uint32_t cl[HF_MAX_SYMS];  /* the chosen codebook: code | length << 16 */
     uint8_t len[HF_MAX_SYMS];
 } hzc_huff_plan;
 
@@ -152,7 +151,8 @@ typedef struct hzc_huff_bufs {
     uint64_t *verb_bits;
     uint64_t kmax_verb;
     uint32_t *subbits;              /* stream bits of each sub-chunk */
-    unsigned long long *status;     /* look-back words: 2 ntiles (tiles), then nsub (sub-chunks) */
+    unsigned long long *status;     /* the tiles' look-back words: 2 ntiles */
+    uint64_t *suboff;               /* nsub: each sub-chunk's first bit in the stream */
     hzc_huff_plan *plan;
     uint8_t *dst;                   /* 4-aligned, cap bytes */
     uint64_t cap;
