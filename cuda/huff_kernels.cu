@@ -3,9 +3,9 @@
  * Encoding: the Lorenzo orders' costs over a sample of the tiles, then tokens (a Lorenzo order
  * quantises each tile there) with a per-tile histogram and the ordered outlier and verbatim
  * lists (decoupled look-back), the three forms' codebooks a CTA each, side by side, the bit
- * stream a warp per sub-chunk. Decoding: deltas (a thread a sub-chunk, or HF_SPLIT threads
- * where the stream is neither dense nor mostly runs), the outliers, then partial sums a CTA per
- * tile in shared memory. */
+ * stream a warp per sub-chunk, packed apart and then placed at the scanned offsets. Decoding:
+ * deltas (a thread a sub-chunk, or HF_SPLIT threads where the stream is neither dense nor
+ * mostly runs), the outliers, then partial sums a CTA per tile in shared memory. */
 #include "kernels.h"
 #include "lookback.cuh"
 
@@ -1119,13 +1119,22 @@ __device__ __forceinline__ unsigned hf_select(bool p, unsigned a, unsigned b)
     return r;
 }
 
-/* v stored to the shared-memory word at addr where p holds, without a branch. */
+/* PTX of `op [addr], v` done only where p (operands: addr, v, p) holds: the code around it
+ * then needs no branch. */
+#define HF_PREDICATED_SHARED(op) \
+    "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q " op " [%0], %1;\n\t}"
+
+/* v stored to the shared-memory word at addr where p holds. */
 __device__ __forceinline__ void hf_shared_store(uint32_t addr, uint32_t v, bool p)
 {
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t"
-                 "@q st.shared.u32 [%0], %1;\n\t}"
-                 :
-                 : "r"(addr), "r"(v), "r"((unsigned)p)
+    asm volatile(HF_PREDICATED_SHARED("st.shared.u32")::"r"(addr), "r"(v), "r"((unsigned)p)
+                 : "memory");
+}
+
+/* v added to the shared-memory word at addr where p holds. */
+__device__ __forceinline__ void hf_shared_add(uint32_t addr, unsigned v, bool p)
+{
+    asm volatile(HF_PREDICATED_SHARED("red.shared.add.u32")::"r"(addr), "r"(v), "r"((unsigned)p)
                  : "memory");
 }
 
@@ -1141,17 +1150,6 @@ __device__ __forceinline__ bool hf_pair_step(unsigned t, unsigned R, unsigned &h
     tb = hf_select(small, hf_select(held != 0, pair, HF_NO_TOKEN), t);
     held = small && !held ? t + 1u : 0u;
     return small;
-}
-
-/* v added to the shared-memory word at addr where p holds: a predicated reduction, so that
- * the code around it needs no branch. */
-__device__ __forceinline__ void hf_shared_add(uint32_t addr, unsigned v, bool p)
-{
-    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %2, 0;\n\t"
-                 "@p red.shared.add.u32 [%0], %1;\n\t}"
-                 :
-                 : "r"(addr), "r"(v), "r"((unsigned)p)
-                 : "memory");
 }
 
 /* Counts tokens into shared memory (h: the counts' shared address), one add per stretch of
@@ -1250,9 +1248,9 @@ __global__ void __launch_bounds__(HF_THREADS) hf_clear_kernel(const hf_enc_args 
         ((uint32_t *)a.b.dst)[w] = 0;
 }
 
-/* LSB-first bit writer of one lane's share, in place over its tokens: a token gives at most 30
- * bits where it is one of two held tokens (form 2), or itself took 16 bits without giving any,
- * so the words written stay behind the tokens still to be read. */
+/* LSB-first bit writer of one lane's share, in place over its tokens. The words written stay
+ * behind the tokens still to be read: a code is at most 15 bits against a token's 16, and a
+ * token that writes two codes (30 bits, form 2) writes a held token's, which wrote none. */
 struct hf_share_writer {
     const uint32_t *cl;   /* code | length << 16; 0 at HF_NO_TOKEN */
     uint32_t w;           /* shared address of the next word */
