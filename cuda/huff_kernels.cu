@@ -983,12 +983,15 @@ __device__ __forceinline__ void hf_join_mask(hf_share &sh, unsigned form, unsign
     for (unsigned q = 0; q < 4; q++) {
         uint32_t bits = 0;
 #pragma unroll
-        for (unsigned j = 0; j < 16; j++) {
-            const uint4 v4 = ((const uint4 *)sh.w)[q * 4 + j / 4];
-            const uint32_t v = j % 4 == 0 ? v4.x : j % 4 == 1 ? v4.y : j % 4 == 2 ? v4.z : v4.w;
-            const uint32_t c = form == HF_FORM_RUNS ? __vcmpeq2(v, rs2)
-                                                    : __vcmpltu2(__vsub2(v, two), k2);
-            bits |= ((c & 1u) | (c >> 15 & 2u)) << (2 * j);
+        for (unsigned j4 = 0; j4 < 4; j4++) {   /* 16 bytes, words 4 j4 .. 4 j4 + 3, a load */
+            const uint4 v4 = ((const uint4 *)sh.w)[q * 4 + j4];
+            const uint32_t wd[4] = {v4.x, v4.y, v4.z, v4.w};
+#pragma unroll
+            for (unsigned k = 0; k < 4; k++) {
+                const uint32_t c = form == HF_FORM_RUNS ? __vcmpeq2(wd[k], rs2)
+                                                        : __vcmpltu2(__vsub2(wd[k], two), k2);
+                bits |= ((c & 1u) | (c >> 15 & 2u)) << (2 * (4 * j4 + k));
+            }
         }
         const unsigned lo = 32 * q;
         sh.m[q] = sh.cnt >= lo + 32 ? bits : sh.cnt > lo ? bits & ((1u << (sh.cnt - lo)) - 1u) : 0u;
