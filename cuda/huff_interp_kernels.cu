@@ -62,10 +62,10 @@ __device__ __forceinline__ ip_pass32 ip_pass_get(const ip_args &a, unsigned p, u
 }
 
 /* u's (and delta2's) index of the element at chunk coordinates c (all even when split: the
- * even lattice's index). */
-__device__ __forceinline__ uint32_t ip_uidx(const ip_args &a, const uint32_t c[3])
+ * even lattice's index), sh = a.sh (ip_level_kernel, which runs only when split, passes 1). */
+__device__ __forceinline__ uint32_t ip_uidx(const ip_args &a, const uint32_t c[3], unsigned sh)
 {
-    return ((c[0] >> a.sh) * a.cn[1] + (c[1] >> a.sh)) * a.cn[2] + (c[2] >> a.sh);
+    return ((c[0] >> sh) * a.cn[1] + (c[1] >> sh)) * a.cn[2] + (c[2] >> sh);
 }
 
 /* hf_tile_pos with shifts for the tile edges. */
@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_arg
             const uint32_t iz = r / q.n1, iy = r - iz * q.n1;
             const uint32_t c[3] = {q.first[0] + iz * q.step[0], q.first[1] + iy * q.step[1],
                                    q.first[2] + ix * q.step[2]};
-            const uint32_t i = (c[0] * a.n[1] + c[1]) * a.n[2] + c[2], k = ip_uidx(a, c);
+            const uint32_t i = (c[0] * a.n[1] + c[1]) * a.n[2] + c[2], k = ip_uidx(a, c, a.sh);
             element(c, i, k, ip_predict(a, q, ax == 0 ? c[0] : (ax == 1 ? c[1] : c[2]), k),
                     keep);
         }
@@ -312,14 +312,28 @@ __device__ __forceinline__ unsigned ip_reach1(uint32_t c, uint32_t n)
     return (n - c > 1u ? HF_IP_P1 : 0u) | (c >= 3u ? HF_IP_M3 : 0u) | (n - c > 3u ? HF_IP_P3 : 0u);
 }
 
-/* Slot j of a grid SZ x SY x SX (z, y, x) as its three indices. */
-template <int SY, int SX>
-__device__ __forceinline__ void ip_slot(unsigned j, int &kz, int &ky, int &kx)
-{
-    kx = (int)(j % SX);
-    ky = (int)(j / SX % SY);
-    kz = (int)(j / SX / SY);
-}
+/* A thread's slots j, j + IP_LEVEL_THREADS, ... of a grid SZ x SY x SX (z, y, x) as their three
+ * indices: divisions for the first, then a step with carries (each index plus its step stays
+ * below twice its edge, so one subtraction wraps it). */
+template <int SY, int SX> struct ip_slots {
+    int kz, ky, kx;
+    __device__ explicit ip_slots(unsigned j)
+        : kz((int)(j / SX / SY)), ky((int)(j / SX % SY)), kx((int)(j % SX))
+    {
+    }
+    __device__ void next()
+    {
+        constexpr int DX = IP_LEVEL_THREADS % SX, DY = IP_LEVEL_THREADS / SX % SY;
+        constexpr int DZ = IP_LEVEL_THREADS / SX / SY;
+        kx += DX;
+        const int cx = kx >= SX;
+        kx -= cx * SX;
+        ky += DY + cx;
+        const int cy = ky >= SY;
+        ky -= cy * SY;
+        kz += DZ + cy;
+    }
+};
 
 /* Points along an axis of n elements at step 2^hs. */
 __host__ __device__ __forceinline__ uint32_t ip_lattice(uint32_t n, unsigned hs)
@@ -342,14 +356,16 @@ __device__ __forceinline__ int ip_rslot(int z, int y, int x)
  * chunk whose interpolation loses leaves most of level 1 undone. */
 enum ip_part { IP_ALL, IP_SAMPLED, IP_REST };
 
-template <typename T, bool ENCODE, bool LIN, int RZ, int RY, int RX>
-__global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_args a, unsigned hs,
+template <typename T, bool ENCODE, bool LIN, int RZ, int RY, int RX, bool L1>
+__global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_args a, unsigned hs_l,
                                                                      ip_part part)
 {
     using S = ip_level_shape<RZ, RY, RX>;
     constexpr int BY = S::BY, BXE = S::BXE, BYE = S::BYE, MY = S::MY;
+    constexpr bool last = L1;   /* level 1: nothing reads its codes */
+    const unsigned hs = L1 ? 0u : hs_l;   /* level 1's step is a constant */
     __shared__ int32_t box_s[RZ * BY * BXE];
-    __shared__ __align__(16) int32_t region_s[RZ * RY * RX];   /* level 1: deltas or codes */
+    __shared__ __align__(16) int32_t region_s[L1 ? RZ * RY * RX : 1];   /* deltas or codes */
     /* grid-uniform: the costs, or the choice, are final */
     if (ENCODE && (part == IP_REST ? a.plan->pred != HF_PRED_INTERP : !ip_tried(a)))
         return;
@@ -365,7 +381,6 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     /* raster strides of the lattice's axes; the even lattice's stride of two lattice planes */
     const uint32_t sz = a.n[1] * a.n[2] << hs, sy = a.n[2] << hs;
     const uint32_t ez = a.cn[1] * a.cn[2] << hs;
-    const bool last = hs == 0;   /* level 1: nothing reads its codes */
     /* Level 1's region lies in one tile along z and y and in at most two along x (the launch
      * asserts it), so which of its points count (hf_sampled) is known by x alone: bit s of
      * smask for the tiles from tile column tx0 on. */
@@ -384,11 +399,10 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         return last ? (smask >> ((c[2] >> ts) - tx0) & 1u) != 0 : ip_sampled(a, c);
     };
     unsigned cost = 0;
-    int kz, ky, kx;
     /* an owned point's results: into the even lattice, or (level 1) region_s */
     auto keep = [&](const uint32_t c[3], int z, int y, int x, int32_t u, int32_t d) {
         if (!last) {
-            const uint32_t k = ip_uidx(a, c);
+            const uint32_t k = ip_uidx(a, c, 1u);
             a.u[k] = u;
             if (ENCODE)
                 a.delta2[k] = d;
@@ -397,13 +411,14 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         }
     };
     /* the coarser levels' codes: every lattice coordinate even */
-    for (unsigned j = threadIdx.x; j < (RZ + 1) / 2 * BYE * BXE; j += IP_LEVEL_THREADS) {
-        ip_slot<BYE, BXE>(j, kz, ky, kx);
+    ip_slots<BYE, BXE> sc(threadIdx.x);
+    for (unsigned j = threadIdx.x; j < (RZ + 1) / 2 * BYE * BXE; j += IP_LEVEL_THREADS, sc.next()) {
+        const int kz = sc.kz, ky = sc.ky, kx = sc.kx;
         const int z = z0 + 2 * kz, y = oy + 2 * ky, x = ox + 2 * kx;
         if (!(z < z1 && (unsigned)y < (unsigned)by1 && (unsigned)x < (unsigned)bx1))
             continue;
         const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
-        const uint32_t k = ip_uidx(a, c);
+        const uint32_t k = ip_uidx(a, c, 1u);
         const int32_t u = a.u[k];
         box_s[(2 * kz * BY + 2 * ky) * BXE + kx] = u;
         if (last && y >= y0 && y < y1 && x >= x0 && x < x1)   /* in the region */
@@ -414,8 +429,9 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     /* pass z: z odd, y and x even in the box, neighbours from the coarser levels in global
      * memory (none in a region of one plane) */
     if constexpr (RZ > 1) {
-        for (unsigned j = threadIdx.x; j < RZ / 2 * BYE * BXE; j += IP_LEVEL_THREADS) {
-            ip_slot<BYE, BXE>(j, kz, ky, kx);
+        ip_slots<BYE, BXE> sc(threadIdx.x);
+        for (unsigned j = threadIdx.x; j < RZ / 2 * BYE * BXE; j += IP_LEVEL_THREADS, sc.next()) {
+            const int kz = sc.kz, ky = sc.ky, kx = sc.kx;
             const int z = z0 + 1 + 2 * kz, y = oy + 2 * ky, x = ox + 2 * kx;
             if (!(z < z1 && (unsigned)y < (unsigned)by1 && (unsigned)x < (unsigned)bx1))
                 continue;
@@ -424,7 +440,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
             /* the even lattice's index of the point below, at z - 1 */
             const uint32_t below[3] = {(uint32_t)(z - 1) << hs, c[1], c[2]};
-            const uint32_t k = ip_uidx(a, below);
+            const uint32_t k = ip_uidx(a, below, 1u);
             const unsigned reach = ip_reach1((uint32_t)z, (uint32_t)nz);
             const int32_t pred =
                 hf_ip_predict(reach, reach & HF_IP_M3 ? a.u[k - ez] : 0, a.u[k],
@@ -441,8 +457,9 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     __syncthreads();
     /* pass y: y odd inside the region, x even in the box (none in a region of one row) */
     if constexpr (RY > 1) {
-        for (unsigned j = threadIdx.x; j < RZ * (RY / 2) * BXE; j += IP_LEVEL_THREADS) {
-            ip_slot<RY / 2, BXE>(j, kz, ky, kx);
+        ip_slots<RY / 2, BXE> sc(threadIdx.x);
+        for (unsigned j = threadIdx.x; j < RZ * (RY / 2) * BXE; j += IP_LEVEL_THREADS, sc.next()) {
+            const int kz = sc.kz, ky = sc.ky, kx = sc.kx;
             const int z = z0 + kz, y = y0 + 1 + 2 * ky, x = ox + 2 * kx;
             if (!(z < z1 && y < y1 && (unsigned)x < (unsigned)bx1))
                 continue;
@@ -467,7 +484,8 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     /* pass x, a pair of points a thread: x and (when inside the region) x + 2, both odd. Their
      * neighbours x - 3 .. x + 5 are the box's even columns 2 kx .. 2 kx + 4. */
     for (unsigned j = threadIdx.x; j < RZ * RY * (RX / 4); j += IP_LEVEL_THREADS) {
-        ip_slot<RY, RX / 4>(j, kz, ky, kx);
+        const ip_slots<RY, RX / 4> sc(j);
+        const int kz = sc.kz, ky = sc.ky, kx = sc.kx;
         const int z = z0 + kz, y = y0 + ky, x = x0 + 1 + 4 * kx;
         if (!(z < z1 && y < y1 && x < x1))
             continue;
@@ -524,7 +542,8 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
      * one tile row (tiles' x edges are multiples of 4) */
     __syncthreads();
     for (unsigned j = threadIdx.x; j < RZ * RY * (RX / 4); j += IP_LEVEL_THREADS) {
-        ip_slot<RY, RX / 4>(j, kz, ky, kx);
+        const ip_slots<RY, RX / 4> sc(j);
+        const int kz = sc.kz, ky = sc.ky, kx = sc.kx;
         const int z = z0 + kz, y = y0 + ky, x = x0 + 4 * kx;
         if (!(z < z1 && y < y1 && x < x1))
             continue;
@@ -546,8 +565,12 @@ static void ip_level_launch(const ip_args &a, unsigned hs, ip_part part, cudaStr
     const uint64_t regions = (uint64_t)((ip_lattice(a.n[0], hs) + RZ - 1) / RZ) *
                              ((ip_lattice(a.n[1], hs) + RY - 1) / RY) *
                              ((ip_lattice(a.n[2], hs) + RX - 1) / RX);
-    ip_level_kernel<T, ENCODE, LIN, RZ, RY, RX>
-        <<<(unsigned)regions, IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
+    if (hs == 0)
+        ip_level_kernel<T, ENCODE, LIN, RZ, RY, RX, true>
+            <<<(unsigned)regions, IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
+    else
+        ip_level_kernel<T, ENCODE, LIN, RZ, RY, RX, false>
+            <<<(unsigned)regions, IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
 }
 
 /* The predictor: interpolation when tried and cheaper enough than the best Lorenzo order. */
