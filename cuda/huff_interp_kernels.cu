@@ -312,6 +312,21 @@ __device__ __forceinline__ unsigned ip_reach1(uint32_t c, uint32_t n)
     return (n - c > 1u ? HF_IP_P1 : 0u) | (c >= 3u ? HF_IP_M3 : 0u) | (n - c > 3u ? HF_IP_P3 : 0u);
 }
 
+#define IP_REACH_ALL (HF_IP_P1 | HF_IP_M3 | HF_IP_P3)
+
+/* hf_ip_predict of the neighbours at steps j = -3, -1, +1, +3 along the pass's axis, read by
+ * at(j) where reach has them: the points away from the chunk's ends, nearly all, take the
+ * cubic alone, without the branches of reach (the branch between the two is divergent only
+ * in the warps that straddle an end). */
+template <typename At>
+__device__ __forceinline__ int32_t ip_predict_by(unsigned reach, At at)
+{
+    if (reach == IP_REACH_ALL)
+        return hf_ip_predict(IP_REACH_ALL, at(-3), at(-1), at(1), at(3));
+    return hf_ip_predict(reach, reach & HF_IP_M3 ? at(-3) : 0, at(-1),
+                         reach & HF_IP_P1 ? at(1) : 0, reach & HF_IP_P3 ? at(3) : 0);
+}
+
 /* A thread's slots j, j + IP_LEVEL_THREADS, ... of a grid SZ x SY x SX (z, y, x) as their three
  * indices: divisions for the first, then a step with carries (each index plus its step stays
  * below twice its edge, so one subtraction wraps it). */
@@ -441,11 +456,8 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             /* the even lattice's index of the point below, at z - 1 */
             const uint32_t below[3] = {(uint32_t)(z - 1) << hs, c[1], c[2]};
             const uint32_t k = ip_uidx(a, below, 1u);
-            const unsigned reach = ip_reach1((uint32_t)z, (uint32_t)nz);
-            const int32_t pred =
-                hf_ip_predict(reach, reach & HF_IP_M3 ? a.u[k - ez] : 0, a.u[k],
-                              reach & HF_IP_P1 ? a.u[k + ez] : 0,
-                              reach & HF_IP_P3 ? a.u[k + 2 * ez] : 0);
+            const int32_t pred = ip_predict_by(ip_reach1((uint32_t)z, (uint32_t)nz),
+                                               [&](int j) { return a.u[k + (j + 1) / 2 * ez]; });
             const bool own = y >= y0 && y < y1 && x >= x0 && x < x1;
             const int32_t u =
                 ip_code<T, ENCODE, LIN>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
@@ -467,11 +479,8 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             const T v = ENCODE ? in[z * sz + y * sy + c[2]] : T(0);
             int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
             const int b = (kz * BY + MY + 1 + 2 * ky) * BXE + kx;
-            const unsigned reach = ip_reach1((uint32_t)y, (uint32_t)ny);
-            const int32_t pred =
-                hf_ip_predict(reach, reach & HF_IP_M3 ? box_s[b - 3 * BXE] : 0, box_s[b - BXE],
-                              reach & HF_IP_P1 ? box_s[b + BXE] : 0,
-                              reach & HF_IP_P3 ? box_s[b + 3 * BXE] : 0);
+            const int32_t pred = ip_predict_by(ip_reach1((uint32_t)y, (uint32_t)ny),
+                                               [&](int j) { return box_s[b + j * BXE]; });
             const bool own = x >= x0 && x < x1;
             const int32_t u =
                 ip_code<T, ENCODE, LIN>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
@@ -507,20 +516,18 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
                 d2 = a.delta[last ? pos + 2 : ip_pos(a, c2[0], c2[1], c2[2])];
         }
         const int b = (kz * BY + MY + ky) * BXE + 2 * kx;
-        const unsigned r1 = ip_reach1((uint32_t)x, (uint32_t)nx);
-        const unsigned r2 = two ? ip_reach1((uint32_t)(x + 2), (uint32_t)nx) : 0u;
-        const int32_t m3 = r1 & HF_IP_M3 ? box_s[b] : 0, m1 = box_s[b + 1];
-        const int32_t p1 = r1 & HF_IP_P1 ? box_s[b + 2] : 0;
-        const int32_t p3 = r1 & HF_IP_P3 ? box_s[b + 3] : 0;
-        const int32_t p5 = r2 & HF_IP_P3 ? box_s[b + 4] : 0;
+        const int32_t pred = ip_predict_by(ip_reach1((uint32_t)x, (uint32_t)nx),
+                                           [&](int j) { return box_s[b + (j + 3) / 2]; });
+        const int32_t pred2 =
+            two ? ip_predict_by(ip_reach1((uint32_t)(x + 2), (uint32_t)nx),
+                                [&](int j) { return box_s[b + 1 + (j + 3) / 2]; })
+                : 0;
         /* at level 1 a pair lies in one tile */
         const bool cnt = ENCODE && sampled(c), cnt2 = ENCODE && (last ? cnt : sampled(c2));
-        const int32_t u =
-            ip_code<T, ENCODE, LIN>(a, v, hf_ip_predict(r1, m3, m1, p1, p3), cnt, &cost, &d);
+        const int32_t u = ip_code<T, ENCODE, LIN>(a, v, pred, cnt, &cost, &d);
         int32_t u2 = 0;
         if (two)
-            u2 = ip_code<T, ENCODE, LIN>(a, v2, hf_ip_predict(r2, m1, p1, p3, p5), cnt2, &cost,
-                                         &d2);
+            u2 = ip_code<T, ENCODE, LIN>(a, v2, pred2, cnt2, &cost, &d2);
         if (last) {
             /* both odd x, side by side in the row's odd half (past the region's end: unread) */
             *(int2 *)&region_s[ip_rslot<RY, RX>(kz, ky, x - x0)] =
