@@ -296,7 +296,8 @@ __global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_arg
  * +-3, the other passes' are in their own column), so the box holds the even columns alone:
  * rows of BXE words read at stride 1, free of bank conflicts. Each pass runs over a slot grid
  * of fixed shape (the box's or the region's, by parity) and skips the slots outside the
- * lattice, so a thread finds its point with divisions by constants. */
+ * lattice, so a thread's slots step by a constant (ip_slots). Level 1, nearly all the work,
+ * is an instantiation of its own (L1), its step a constant. */
 #define IP_LEVEL_THREADS 256
 
 template <int RZ, int RY, int RX> struct ip_level_shape {
@@ -377,8 +378,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
 {
     using S = ip_level_shape<RZ, RY, RX>;
     constexpr int BY = S::BY, BXE = S::BXE, BYE = S::BYE, MY = S::MY;
-    constexpr bool last = L1;   /* level 1: nothing reads its codes */
-    const unsigned hs = L1 ? 0u : hs_l;   /* level 1's step is a constant */
+    const unsigned hs = L1 ? 0u : hs_l;   /* level 1 (nothing reads its codes): step 1 */
     __shared__ int32_t box_s[RZ * BY * BXE];
     __shared__ __align__(16) int32_t region_s[L1 ? RZ * RY * RX : 1];   /* deltas or codes */
     /* grid-uniform: the costs, or the choice, are final */
@@ -401,7 +401,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
      * smask for the tiles from tile column tx0 on. */
     const uint32_t ts = a.tshift[2], tx0 = (uint32_t)x0 >> ts;
     unsigned smask = 0;
-    if (ENCODE && last) {
+    if (ENCODE && L1) {
         for (uint32_t s = 0; s < 2; s++) {
             const uint32_t c[3] = {(uint32_t)z0, (uint32_t)y0, (tx0 + s) << ts};
             if (s == 0 || c[2] < (uint32_t)x1)
@@ -411,12 +411,12 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             return;   /* CTA-uniform: the other launch's region */
     }
     auto sampled = [&](const uint32_t c[3]) {
-        return last ? (smask >> ((c[2] >> ts) - tx0) & 1u) != 0 : ip_sampled(a, c);
+        return L1 ? (smask >> ((c[2] >> ts) - tx0) & 1u) != 0 : ip_sampled(a, c);
     };
     unsigned cost = 0;
     /* an owned point's results: into the even lattice, or (level 1) region_s */
     auto keep = [&](const uint32_t c[3], int z, int y, int x, int32_t u, int32_t d) {
-        if (!last) {
+        if (!L1) {
             const uint32_t k = ip_uidx(a, c, 1u);
             a.u[k] = u;
             if (ENCODE)
@@ -436,7 +436,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         const uint32_t k = ip_uidx(a, c, 1u);
         const int32_t u = a.u[k];
         box_s[(2 * kz * BY + 2 * ky) * BXE + kx] = u;
-        if (last && y >= y0 && y < y1 && x >= x0 && x < x1)   /* in the region */
+        if (L1 && y >= y0 && y < y1 && x >= x0 && x < x1)   /* in the region */
             keep(c, z, y, x, u,
                  ENCODE ? a.delta2[k] : a.delta[ip_pos(a, c[0], c[1], c[2])]);
     }
@@ -513,7 +513,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             const uint32_t pos = ip_pos(a, c[0], c[1], c[2]);
             d = a.delta[pos];
             if (two)
-                d2 = a.delta[last ? pos + 2 : ip_pos(a, c2[0], c2[1], c2[2])];
+                d2 = a.delta[L1 ? pos + 2 : ip_pos(a, c2[0], c2[1], c2[2])];
         }
         const int b = (kz * BY + MY + ky) * BXE + 2 * kx;
         const int32_t pred = ip_predict_by(ip_reach1((uint32_t)x, (uint32_t)nx),
@@ -523,12 +523,12 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
                                 [&](int j) { return box_s[b + 1 + (j + 3) / 2]; })
                 : 0;
         /* at level 1 a pair lies in one tile */
-        const bool cnt = ENCODE && sampled(c), cnt2 = ENCODE && (last ? cnt : sampled(c2));
+        const bool cnt = ENCODE && sampled(c), cnt2 = ENCODE && (L1 ? cnt : sampled(c2));
         const int32_t u = ip_code<T, ENCODE, LIN>(a, v, pred, cnt, &cost, &d);
         int32_t u2 = 0;
         if (two)
             u2 = ip_code<T, ENCODE, LIN>(a, v2, pred2, cnt2, &cost, &d2);
-        if (last) {
+        if (L1) {
             /* both odd x, side by side in the row's odd half (past the region's end: unread) */
             *(int2 *)&region_s[ip_rslot<RY, RX>(kz, ky, x - x0)] =
                 make_int2(ip_result<ENCODE>(u, d), ip_result<ENCODE>(u2, d2));
@@ -543,7 +543,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         if ((threadIdx.x & 31u) == 0 && w)
             atomicAdd(&a.plan->cost_ip, w);
     }
-    if (!last)
+    if (!L1)
         return;
     /* level 1: the region's tokens or values, four consecutive elements a thread; they lie in
      * one tile row (tiles' x edges are multiples of 4) */
