@@ -72,6 +72,36 @@ __device__ uint64_t hf_block_excl(uint64_t v, uint64_t *total)
     return r;
 }
 
+/* p ? a : b, both worked out first: the compiler would otherwise branch around a's arithmetic
+ * (and the warp diverge), where a select costs one instruction. */
+__device__ __forceinline__ unsigned hf_select(bool p, unsigned a, unsigned b)
+{
+    unsigned r;
+    asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %1, 0;\n\tselp.u32 %0, %2, %3, q;\n\t}"
+        : "=r"(r)
+        : "r"((unsigned)p), "r"(a), "r"(b));
+    return r;
+}
+
+/* PTX of `op [addr], v` done only where p (operands: addr, v, p) holds: the code around it
+ * then needs no branch. */
+#define HF_PREDICATED_SHARED(op) \
+    "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q " op " [%0], %1;\n\t}"
+
+/* v stored to the shared-memory word at addr where p holds. */
+__device__ __forceinline__ void hf_shared_store(uint32_t addr, uint32_t v, bool p)
+{
+    asm volatile(HF_PREDICATED_SHARED("st.shared.u32")::"r"(addr), "r"(v), "r"((unsigned)p)
+                 : "memory");
+}
+
+/* v added to the shared-memory word at addr where p holds. Without a memory clobber: the sums
+ * are read only after a barrier, and other loads and stores may move across the add. */
+__device__ __forceinline__ void hf_shared_add(uint32_t addr, unsigned v, bool p)
+{
+    asm volatile(HF_PREDICATED_SHARED("red.shared.add.u32")::"r"(addr), "r"(v), "r"((unsigned)p));
+}
+
 __device__ __forceinline__ void hf_coords(const hf_tile &tl, unsigned e, unsigned *z, unsigned *y,
                                           unsigned *x)
 {
@@ -317,18 +347,38 @@ __device__ __forceinline__ unsigned hf_token_at(const int32_t *p_s, const uint32
                                        : HF_TOK_ESCAPE;
 }
 
-/* An element's token tk (0xFFFFFFFF: none) into the tile's histogram, which packs two 16-bit
- * counts a word (a tile holds at most 16384 elements), with one shared atomic per distinct
- * token of the warp, as smooth fields are mostly one; and whether it is an outlier or a
- * verbatim value into the warp's counts. */
-__device__ __forceinline__ void hf_tally(uint32_t *hist_s, unsigned tk, bool is_out, bool is_verb,
+/* A tile's histogram in shared memory at address h: two 16-bit counts a word (PACKED: a tile
+ * holds at most 16384 elements), or a 32-bit word a token, where adjacent tokens then never
+ * share a word (an atomic's conflict). Adds are predicated shared reductions on an address
+ * worked out once, not atomics through a generic pointer. */
+template <bool PACKED>
+struct hf_hist {
+    uint32_t h;
+    __host__ __device__ static constexpr unsigned words(unsigned nsym)
+    {
+        return PACKED ? (nsym + 1u) / 2u : nsym;
+    }
+    __device__ __forceinline__ void add(unsigned tk, unsigned n, bool p) const
+    {
+        hf_shared_add(h + 4u * (PACKED ? tk >> 1 : tk), PACKED ? n << (16 * (tk & 1u)) : n, p);
+    }
+    __device__ __forceinline__ static unsigned count(const uint32_t *hist_s, unsigned s)
+    {
+        return PACKED ? hist_s[s >> 1] >> (16 * (s & 1u)) & 0xFFFFu : hist_s[s];
+    }
+};
+
+/* An element's token tk (0xFFFFFFFF: none) into the tile's histogram, with one shared add per
+ * distinct token of the warp, as smooth fields are mostly one; and whether it is an outlier
+ * or a verbatim value into the warp's counts. */
+template <bool PACKED>
+__device__ __forceinline__ void hf_tally(hf_hist<PACKED> H, unsigned tk, bool is_out, bool is_verb,
                                          unsigned *n_out, unsigned *n_verb)
 {
     *n_out += __popc(__ballot_sync(FULL, is_out));
     *n_verb += __popc(__ballot_sync(FULL, is_verb));
     const unsigned peers = __match_any_sync(FULL, tk);
-    if (tk != 0xFFFFFFFFu && (threadIdx.x & 31u) == (unsigned)__ffs(peers) - 1u)
-        atomicAdd(&hist_s[tk >> 1], (unsigned)__popc(peers) << (16 * (tk & 1u)));
+    H.add(tk, __popc(peers), tk != 0xFFFFFFFFu && !(peers & hf_lanemask_lt()));
 }
 
 /* Four consecutive tokens of a thread into the tile's histogram: one add per distinct token
@@ -337,24 +387,24 @@ __device__ __forceinline__ void hf_tally(uint32_t *hist_s, unsigned tk, bool is_
  * the four places (MATCH) or without it. Measured on the Nyx-like fields, the interpolation's
  * tokens, concentrated on a few values, gain from it (REL 1e-3), and the Lorenzo tokens where
  * they vary, spread over many values, lose by it (REL 1e-4). */
-template <bool MATCH>
-__device__ __forceinline__ void hf_tally4(uint32_t *hist_s, const unsigned (&tk)[4])
+template <bool MATCH, bool PACKED>
+__device__ __forceinline__ void hf_tally4(hf_hist<PACKED> H, const unsigned (&tk)[4])
 {
-    const unsigned lane = threadIdx.x & 31u;
+    const unsigned lt = hf_lanemask_lt();
     const bool same = tk[0] == tk[1] && tk[1] == tk[2] && tk[2] == tk[3];
     const unsigned ones = __ballot_sync(FULL, same);
     if (same) {
         const unsigned peers = __match_any_sync(ones, tk[0]);
-        if (lane == (unsigned)__ffs(peers) - 1u)
-            atomicAdd(&hist_s[tk[0] >> 1], (4u * __popc(peers)) << (16 * (tk[0] & 1u)));
+        H.add(tk[0], 4u * __popc(peers), !(peers & lt));
         return;
     }
+    unsigned peers[4];   /* the four matches first, so that their latencies overlap */
 #pragma unroll
-    for (unsigned k = 0; k < 4; k++) {
-        const unsigned peers = MATCH ? __match_any_sync(~ones, tk[k]) : 1u << lane;
-        if (lane == (unsigned)__ffs(peers) - 1u)
-            atomicAdd(&hist_s[tk[k] >> 1], (unsigned)__popc(peers) << (16 * (tk[k] & 1u)));
-    }
+    for (unsigned k = 0; k < 4; k++)
+        peers[k] = MATCH ? __match_any_sync(~ones, tk[k]) : lt + 1u;
+#pragma unroll
+    for (unsigned k = 0; k < 4; k++)
+        H.add(tk[k], __popc(peers[k]), !(peers[k] & lt));
 }
 
 /* The token pass of a whole tile (hf_token_at's tokens and hf_tally's counts), four consecutive
@@ -367,7 +417,7 @@ template <int DIM>
 __device__ __forceinline__ void hf_whole_tokens(const hf_enc_args &a, const hf_tile &tl,
                                                 unsigned order, const int32_t *p_s,
                                                 const uint32_t *fill_s, const uint32_t *verb_s,
-                                                uint32_t *hist_s, unsigned e_beg, unsigned e_end,
+                                                hf_hist<true> H, unsigned e_beg, unsigned e_end,
                                                 unsigned *n_out, unsigned *n_verb)
 {
     using S = hf_shape<DIM>;
@@ -409,29 +459,33 @@ __device__ __forceinline__ void hf_whole_tokens(const hf_enc_args &a, const hf_t
             *n_verb += (vm >> k & 1u) || (fill && tk[k] != HF_TOK_FILL);
         }
         tok[e / 4] = make_uint2(tk[0] | tk[1] << 16, tk[2] | tk[3] << 16);
-        hf_tally4<false>(hist_s, tk);
+        hf_tally4<false>(H, tk);
     }
 }
 
 /* Each warp's outliers and verbatim values (n_out, n_verb) placed after those of the warps and
- * tiles before it (the look-back over tiles in ticket order t), the chunk's totals at the last
- * tile, and the tile's histogram added to the chunk's. Returns the warp's first list indices
- * in *ko and *kv. */
-__device__ void hf_tile_tail(const hf_enc_args &a, uint64_t t, unsigned n_out, unsigned n_verb,
+ * tiles before it (the look-back over tiles in ticket order t, by warp 0), the chunk's totals
+ * at the last tile, and the tile's histogram added to the chunk's (by the other warps, while
+ * warp 0 waits on the tiles before). Returns whether the warp has entries for the lists, and
+ * then its first list indices in *ko and *kv; a warp without returns at once, without waiting
+ * for the look-back. */
+template <bool PACKED>
+__device__ bool hf_tile_tail(const hf_enc_args &a, uint64_t t, unsigned n_out, unsigned n_verb,
                              const uint32_t *hist_s, uint64_t *ko, uint64_t *kv)
 {
     __shared__ unsigned long long base_s[2];
-    __shared__ unsigned wofs_s[HF_WARPS][2];
+    __shared__ unsigned wcnt_s[HF_WARPS][2], wofs_s[HF_WARPS][2];
     hzc_huff_plan *P = a.b.plan;
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nsym = 2 * a.R;
     if (lane == 0) {
-        wofs_s[warp][0] = n_out;
-        wofs_s[warp][1] = n_verb;
+        wcnt_s[warp][0] = n_out;
+        wcnt_s[warp][1] = n_verb;
     }
-    __syncthreads();
+    __syncthreads();   /* the counts and the histogram are whole */
+    const unsigned o = lane < HF_WARPS ? wcnt_s[lane][0] : 0u;
+    const unsigned v = lane < HF_WARPS ? wcnt_s[lane][1] : 0u;
+    const unsigned busy = __ballot_sync(FULL, (o | v) != 0);   /* the warps with entries */
     if (warp == 0) {
-        const unsigned o = lane < HF_WARPS ? wofs_s[lane][0] : 0u;
-        const unsigned v = lane < HF_WARPS ? wofs_s[lane][1] : 0u;
         const unsigned io = hf_warp_incl(o), iv = hf_warp_incl(v);
         if (lane < HF_WARPS) {
             wofs_s[lane][0] = io - o;
@@ -448,29 +502,58 @@ __device__ void hf_tile_tail(const hf_enc_args &a, uint64_t t, unsigned n_out, u
                 P->n_verb = excl[1] + agg[1];
             }
         }
+    } else {
+        for (unsigned s = threadIdx.x - 32u; s < nsym; s += HF_THREADS - 32u) {
+            const unsigned h = hf_hist<PACKED>::count(hist_s, s);
+            if (h)
+                atomicAdd(&P->hist[s], h);
+        }
     }
-    __syncthreads();
-    for (unsigned s = threadIdx.x; s < nsym; s += HF_THREADS) {
-        const unsigned h = hist_s[s >> 1] >> (16 * (s & 1u)) & 0xFFFFu;
-        if (h)
-            atomicAdd(&P->hist[s], h);
-    }
+    const bool mine = busy >> warp & 1u;
+    if (!busy || !(mine || warp == 0))
+        return false;
+    /* warp 0 and the warps with entries: base_s is written */
+    asm volatile("bar.sync 1, %0;" ::"r"(32u * __popc(busy | 1u)) : "memory");
+    if (!mine)
+        return false;
     *ko = base_s[0] + wofs_s[warp][0];
     *kv = base_s[1] + wofs_s[warp][1];
+    return true;
+}
+
+/* An outlier (element e of the tile, its delta d) or a verbatim value as list entry k. */
+__device__ __forceinline__ void hf_put_out(const hf_enc_args &a, const hf_tile &tl, unsigned e,
+                                           int32_t d, uint64_t k)
+{
+    if (k < a.b.kmax_out) {
+        a.b.out_pos[k] = (uint32_t)(tl.start + e);
+        a.b.out_delta[k] = d;
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void hf_put_verb(const hf_enc_args &a, const hf_tile &tl, unsigned e,
+                                            uint64_t k)
+{
+    if (k < a.b.kmax_verb) {
+        unsigned z, y, x;
+        hf_coords(tl, e, &z, &y, &x);
+        a.b.verb_pos[k] = (uint32_t)(tl.start + e);
+        a.b.verb_bits[k] = hf_bits(((const T *)a.in)[hf_index(a.g, tl, z, y, x)]);
+    }
 }
 
 /* What both token kernels do once a tile's tokens are counted: hf_tile_tail, then the
  * outliers and verbatim values of the warp's share [e_beg, e_end) into the lists, where it has
  * any (rare). kind(e, d, is_out, is_verb) tells whether element e is an outlier (its delta d)
  * or a verbatim value. */
-template <typename T, typename K>
+template <typename T, bool PACKED, typename K>
 __device__ __forceinline__ void hf_tile_finish(const hf_enc_args &a, uint64_t t, const hf_tile &tl,
                                                unsigned e_beg, unsigned e_end, unsigned n_out,
                                                unsigned n_verb, const uint32_t *hist_s, K kind)
 {
     uint64_t ko, kv;
-    hf_tile_tail(a, t, n_out, n_verb, hist_s, &ko, &kv);
-    if (!(n_out | n_verb))   /* warp-uniform */
+    if (!hf_tile_tail<PACKED>(a, t, n_out, n_verb, hist_s, &ko, &kv))   /* warp-uniform */
         return;
     for (unsigned b = e_beg; b < e_end; b += 32) {
         const unsigned e = b + (threadIdx.x & 31u);
@@ -479,35 +562,24 @@ __device__ __forceinline__ void hf_tile_finish(const hf_enc_args &a, uint64_t t,
         if (e < e_end)
             kind(e, d, is_out, is_verb);
         const unsigned bo = __ballot_sync(FULL, is_out), bv = __ballot_sync(FULL, is_verb);
-        if (is_out) {
-            const uint64_t k = ko + __popc(bo & hf_lanemask_lt());
-            if (k < a.b.kmax_out) {
-                a.b.out_pos[k] = (uint32_t)(tl.start + e);
-                a.b.out_delta[k] = d;
-            }
-        }
-        if (is_verb) {
-            const uint64_t k = kv + __popc(bv & hf_lanemask_lt());
-            if (k < a.b.kmax_verb) {
-                unsigned z, y, x;
-                hf_coords(tl, e, &z, &y, &x);
-                a.b.verb_pos[k] = (uint32_t)(tl.start + e);
-                a.b.verb_bits[k] = hf_bits(((const T *)a.in)[hf_index(a.g, tl, z, y, x)]);
-            }
-        }
+        if (is_out)
+            hf_put_out(a, tl, e, d, ko + __popc(bo & hf_lanemask_lt()));
+        if (is_verb)
+            hf_put_verb<T>(a, tl, e, kv + __popc(bv & hf_lanemask_lt()));
         ko += __popc(bo);
         kv += __popc(bv);
     }
 }
 
 /* The tile a CTA of a token kernel takes, in ticket order (for the look-back), with its
- * histogram cleared. */
-__device__ __forceinline__ uint64_t hf_take_tile(const hf_enc_args &a, uint32_t *hist_s)
+ * histogram (words words) cleared. */
+__device__ __forceinline__ uint64_t hf_take_tile(const hf_enc_args &a, uint32_t *hist_s,
+                                                 unsigned words)
 {
     __shared__ unsigned long long tile_s;
     if (threadIdx.x == 0)
         tile_s = atomicAdd(&a.b.plan->ticket, 1ull);
-    for (unsigned s = threadIdx.x; s < a.R; s += HF_THREADS)
+    for (unsigned s = threadIdx.x; s < words; s += HF_THREADS)
         hist_s[s] = 0;
     __syncthreads();
     return tile_s;
@@ -530,7 +602,8 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
     const unsigned order = a.b.plan->pred;
     if (order == HF_PRED_INTERP)
         return;   /* grid-uniform: hf_ip_token_kernel's predictor */
-    const uint64_t t = hf_take_tile(a, hist_s);
+    const hf_hist<true> H = {(uint32_t)__cvta_generic_to_shared(hist_s)};
+    const uint64_t t = hf_take_tile(a, hist_s, H.words(2 * R));
     hf_tile tl;
     hf_tile_at(&a.g, t, &tl);
     const unsigned tn = hf_tile_n(tl);
@@ -547,8 +620,7 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
     const unsigned e_beg = warp * HF_SEG, e_end = min(tn, e_beg + HF_SEG);
     unsigned n_out = 0, n_verb = 0;
     if (whole) {
-        hf_whole_tokens<DIM>(a, tl, order, p_s, fill_s, verb_s, hist_s, e_beg, e_end, &n_out,
-                             &n_verb);
+        hf_whole_tokens<DIM>(a, tl, order, p_s, fill_s, verb_s, H, e_beg, e_end, &n_out, &n_verb);
         n_out = __reduce_add_sync(FULL, n_out);
         n_verb = __reduce_add_sync(FULL, n_verb);
     }
@@ -563,9 +635,9 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
             is_verb = hf_bit(verb_s, e) || (hf_bit(fill_s, e) && tk != HF_TOK_FILL);
             a.b.tok[tl.start + e] = (uint16_t)tk;
         }
-        hf_tally(hist_s, tk, is_out, is_verb, &n_out, &n_verb);
+        hf_tally(H, tk, is_out, is_verb, &n_out, &n_verb);
     }
-    hf_tile_finish<T>(a, t, tl, e_beg, e_end, n_out, n_verb, hist_s,
+    hf_tile_finish<T, true>(a, t, tl, e_beg, e_end, n_out, n_verb, hist_s,
                       [&](unsigned e, int32_t &d, bool &is_out, bool &is_verb) {
                           const unsigned tk = hf_token_at(p_s, fill_s, order, R, tl, e, &d);
                           is_out = tk == HF_TOK_ESCAPE;
@@ -580,13 +652,14 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
  * HZC_TOK_VERBATIM, get delta 0's token. */
 #define HF_IP_BATCH 8
 template <typename T>
-__global__ void __launch_bounds__(HF_THREADS) hf_ip_token_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS, 8) hf_ip_token_kernel(const hf_enc_args a)
 {
-    __shared__ uint32_t hist_s[HF_RADIUS_MAX];
+    __shared__ uint32_t hist_s[2 * HF_RADIUS_MAX];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     if (a.b.plan->pred != HF_PRED_INTERP)
         return;   /* grid-uniform: hf_token_kernel's predictor */
-    const uint64_t t = hf_take_tile(a, hist_s);
+    const hf_hist<false> H = {(uint32_t)__cvta_generic_to_shared(hist_s)};
+    const uint64_t t = hf_take_tile(a, hist_s, H.words(2 * a.R));
     hf_tile tl;
     hf_tile_at(&a.g, t, &tl);
     const int32_t *delta = a.b.ip_delta + tl.start;
@@ -594,33 +667,64 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ip_token_kernel(const hf_enc_ar
     bool verb;
     const unsigned tk_verb = hf_ip_token(HZC_CODE_VERBATIM, a.R, &verb);
     const unsigned e_beg = warp * HF_SEG, e_end = min(hf_tile_n(tl), e_beg + HF_SEG);
-    const bool whole = hf_tile_n(tl) == HF_TILE_N;   /* it starts at a multiple of 16 */
     unsigned n_out = 0, n_verb = 0;
-    if (whole) {   /* four tokens a lane, one 8-byte load */
-        static_assert(HF_SEG % (4 * 32 * HF_IP_BATCH) == 0, "whole rounds");
+    if (hf_tile_n(tl) == HF_TILE_N) {   /* whole: it starts at a multiple of 16 */
+        /* four tokens a lane, one 8-byte load, in groups of 32 loads a warp: bit 4 g + j of
+         * om (vm) says whether token j of the lane's load in group g is an outlier (verbatim) */
+        constexpr unsigned groups = HF_SEG / (4 * 32);
+        static_assert(groups == 2 * HF_IP_BATCH, "two rounds of loads, 64 bits of marks");
         const uint2 *t4 = (const uint2 *)(tok + e_beg);
-        for (unsigned b = 0; b < HF_SEG / 4; b += 32 * HF_IP_BATCH) {
+        uint64_t om = 0, vm = 0;
+#pragma unroll
+        for (unsigned r = 0; r < 2; r++) {
             uint2 c[HF_IP_BATCH];
 #pragma unroll
             for (unsigned k = 0; k < HF_IP_BATCH; k++)
-                c[k] = t4[b + 32 * k + lane];
+                c[k] = t4[32 * (HF_IP_BATCH * r + k) + lane];
 #pragma unroll
             for (unsigned k = 0; k < HF_IP_BATCH; k++) {
                 unsigned tk[4] = {c[k].x & 0xFFFFu, c[k].x >> 16, c[k].y & 0xFFFFu, c[k].y >> 16};
+                unsigned o = 0, v = 0;
 #pragma unroll
                 for (unsigned j = 0; j < 4; j++) {
                     const bool is_verb = tk[j] == HZC_TOK_VERBATIM;
                     tk[j] = is_verb ? tk_verb : tk[j];
-                    n_verb += is_verb;
-                    n_out += tk[j] == HF_TOK_ESCAPE;
+                    v |= (unsigned)is_verb << j;
+                    o |= (unsigned)(tk[j] == HF_TOK_ESCAPE) << j;
                 }
-                hf_tally4<true>(hist_s, tk);
+                om |= (uint64_t)o << 4 * (HF_IP_BATCH * r + k);
+                vm |= (uint64_t)v << 4 * (HF_IP_BATCH * r + k);
+                hf_tally4<true>(H, tk);
             }
         }
-        n_out = __reduce_add_sync(FULL, n_out);
-        n_verb = __reduce_add_sync(FULL, n_verb);
+        n_out = __reduce_add_sync(FULL, __popcll(om));
+        n_verb = __reduce_add_sync(FULL, __popcll(vm));
+        uint64_t ko, kv;
+        if (!hf_tile_tail<false>(a, t, n_out, n_verb, hist_s, &ko, &kv))   /* warp-uniform */
+            return;
+        /* the marked tokens into the lists in position order: by group, lane, then token */
+        for (unsigned g = 0; g < groups; g++) {
+            const unsigned ob = (unsigned)(om >> 4 * g) & 15u, vb = (unsigned)(vm >> 4 * g) & 15u;
+            if (!__any_sync(FULL, ob | vb))
+                continue;
+            const unsigned io = hf_warp_incl((unsigned)__popc(ob));
+            const unsigned iv = hf_warp_incl((unsigned)__popc(vb));
+            uint64_t ok = ko + io - __popc(ob), vk = kv + iv - __popc(vb);
+            const unsigned e0 = e_beg + 4 * (32 * g + lane);
+            for (unsigned j = 0; j < 4; j++) {
+                if (ob >> j & 1u)
+                    hf_put_out(a, tl, e0 + j, delta[e0 + j], ok++);
+                if (vb >> j & 1u) {
+                    tok[e0 + j] = (uint16_t)tk_verb;
+                    hf_put_verb<T>(a, tl, e0 + j, vk++);
+                }
+            }
+            ko += __shfl_sync(FULL, io, 31);
+            kv += __shfl_sync(FULL, iv, 31);
+        }
+        return;
     }
-    for (unsigned b0 = e_beg; !whole && b0 < e_end; b0 += 32 * HF_IP_BATCH) {   /* an edge tile */
+    for (unsigned b0 = e_beg; b0 < e_end; b0 += 32 * HF_IP_BATCH) {   /* an edge tile */
         unsigned c[HF_IP_BATCH];
 #pragma unroll
         for (unsigned k = 0; k < HF_IP_BATCH; k++) {
@@ -638,19 +742,19 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ip_token_kernel(const hf_enc_ar
                 is_verb = c[k] == HZC_TOK_VERBATIM;
                 tk = is_verb ? tk_verb : c[k];
             }
-            hf_tally(hist_s, tk, tk == HF_TOK_ESCAPE, is_verb, &n_out, &n_verb);
+            hf_tally(H, tk, tk == HF_TOK_ESCAPE, is_verb, &n_out, &n_verb);
         }
     }
-    hf_tile_finish<T>(a, t, tl, e_beg, e_end, n_out, n_verb, hist_s,
-                      [&](unsigned e, int32_t &d, bool &is_out, bool &is_verb) {
-                          const unsigned tk = tok[e];
-                          is_out = tk == HF_TOK_ESCAPE;
-                          is_verb = tk == HZC_TOK_VERBATIM;
-                          if (is_out)
-                              d = delta[e];
-                          if (is_verb)
-                              tok[e] = (uint16_t)tk_verb;
-                      });
+    hf_tile_finish<T, false>(a, t, tl, e_beg, e_end, n_out, n_verb, hist_s,
+                             [&](unsigned e, int32_t &d, bool &is_out, bool &is_verb) {
+                                 const unsigned tk = tok[e];
+                                 is_out = tk == HF_TOK_ESCAPE;
+                                 is_verb = tk == HZC_TOK_VERBATIM;
+                                 if (is_out)
+                                     d = delta[e];
+                                 if (is_verb)
+                                     tok[e] = (uint16_t)tk_verb;
+                             });
 }
 
 /* Form 0's commonest token (huff_cpu.c's rs, ties to the lowest: the largest key) and which of
@@ -1109,36 +1213,6 @@ __device__ __forceinline__ void hf_share_tokens(const hf_share &sh, F &f)
     }
     for (unsigned k = 8 * whole; k < sh.cnt; k++)   /* only a chunk's last sub-chunk */
         f(sh.at(k));
-}
-
-/* p ? a : b, both worked out first: the compiler would otherwise branch around a's arithmetic
- * (and the warp diverge), where a select costs one instruction. */
-__device__ __forceinline__ unsigned hf_select(bool p, unsigned a, unsigned b)
-{
-    unsigned r;
-    asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %1, 0;\n\tselp.u32 %0, %2, %3, q;\n\t}"
-        : "=r"(r)
-        : "r"((unsigned)p), "r"(a), "r"(b));
-    return r;
-}
-
-/* PTX of `op [addr], v` done only where p (operands: addr, v, p) holds: the code around it
- * then needs no branch. */
-#define HF_PREDICATED_SHARED(op) \
-    "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q " op " [%0], %1;\n\t}"
-
-/* v stored to the shared-memory word at addr where p holds. */
-__device__ __forceinline__ void hf_shared_store(uint32_t addr, uint32_t v, bool p)
-{
-    asm volatile(HF_PREDICATED_SHARED("st.shared.u32")::"r"(addr), "r"(v), "r"((unsigned)p)
-                 : "memory");
-}
-
-/* v added to the shared-memory word at addr where p holds. */
-__device__ __forceinline__ void hf_shared_add(uint32_t addr, unsigned v, bool p)
-{
-    asm volatile(HF_PREDICATED_SHARED("red.shared.add.u32")::"r"(addr), "r"(v), "r"((unsigned)p)
-                 : "memory");
 }
 
 /* One token of form 2's greedy pairing (the CPU's sub_tokens), without branches: the stream
