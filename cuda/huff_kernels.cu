@@ -1571,15 +1571,33 @@ __global__ void __launch_bounds__(HF_THREADS) hf_tail_kernel(const hf_enc_args a
     }
 }
 
+/* The payload's checksum terms (hz_checksum_term), 16 bytes a load and HF_SUM_LOADS loads in
+ * flight a thread: a word at a time, each thread waits out the memory's latency once a word. */
+#define HF_SUM_LOADS 4
 __global__ void __launch_bounds__(HF_THREADS) hf_sum_kernel(const hf_enc_args a)
 {
     const hzc_huff_plan *P = a.b.plan;
     if (P->too_small)
         return;
-    const uint64_t nw = P->size / 4;
+    const uint64_t nw = P->size / 4, nq = nw / 4;   /* words, and whole 16-byte quads */
+    const uint4 *q = (const uint4 *)a.b.dst;        /* cudaMalloc's: 256-byte aligned */
+    const uint64_t t0 = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    const uint64_t nt = (uint64_t)gridDim.x * blockDim.x;
     uint32_t s = 0;
-    for (uint64_t w = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; w < nw;
-         w += (uint64_t)gridDim.x * blockDim.x)
+    for (uint64_t i = t0; i < nq; i += HF_SUM_LOADS * nt) {
+        uint4 v[HF_SUM_LOADS];
+#pragma unroll
+        for (unsigned k = 0; k < HF_SUM_LOADS; k++)
+            v[k] = i + k * nt < nq ? q[i + k * nt] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (unsigned k = 0; k < HF_SUM_LOADS; k++) {
+            const uint64_t w = 4 * (i + k * nt);
+            if (i + k * nt < nq)
+                s += hz_checksum_term(v[k].x, w) + hz_checksum_term(v[k].y, w + 1) +
+                     hz_checksum_term(v[k].z, w + 2) + hz_checksum_term(v[k].w, w + 3);
+        }
+    }
+    for (uint64_t w = 4 * nq + t0; w < nw; w += nt)
         s += hz_checksum_term(((const uint32_t *)a.b.dst)[w], w);
     s = __reduce_add_sync(FULL, s);
     if ((threadIdx.x & 31u) == 0)
