@@ -1325,15 +1325,56 @@ __global__ void __launch_bounds__(HF_THREADS) hf_clear_kernel(const hf_enc_args 
         ((uint32_t *)a.b.dst)[w] = 0;
 }
 
+/* A share's 128-bit mask (bit k: token k) as two 64-bit halves. */
+struct hf_mask128 {
+    uint64_t lo, hi;
+    __device__ __forceinline__ bool at(unsigned k) const
+    {
+        return (k < 64 ? lo >> k : hi >> (k - 64)) & 1u;
+    }
+    /* the eight bits from bit 8 q on */
+    __device__ __forceinline__ unsigned byte(unsigned q) const
+    {
+        return (unsigned)((q < 8 ? lo : hi) >> (8u * (q & 7u))) & 0xFFu;
+    }
+};
+
+/* Where form 2's scan (sub_tokens of the CPU) pairs a share's small tokens (hf_join_mask's
+ * mask): `pairs` marks each pair's first token, `quiet` the tokens that write no code of their
+ * own: a pair's second, token 0 when the share starts by ending a held token's pair, and a last
+ * small token that the next lane's first token pairs with (held there). The scan pairs a
+ * stretch of small tokens from its start, so a pair starts at an even offset from its
+ * stretch's start: at even positions in the stretches that start at one (those that adding
+ * their first bits carries through) and at odd positions in the others. */
+__device__ __forceinline__ void hf_pair_marks(const hf_share &sh, hf_mask128 &pairs,
+                                              hf_mask128 &quiet)
+{
+    constexpr uint64_t EVEN = 0x5555555555555555ull;
+    hf_mask128 m = {sh.m[0] | (uint64_t)sh.m[1] << 32, sh.m[2] | (uint64_t)sh.m[3] << 32};
+    if (sh.held)   /* token 0 ends the held token's pair: the stretch starts at token 1 */
+        m.lo &= ~1ull;
+    const hf_mask128 first = {m.lo & ~(m.lo << 1), m.hi & ~(m.hi << 1 | m.lo >> 63)};
+    const uint64_t slo = m.lo + (first.lo & EVEN);
+    const uint64_t shi = m.hi + (first.hi & EVEN) + (slo < m.lo);
+    const hf_mask128 even = {m.lo & ~slo, m.hi & ~shi};   /* the stretches starting even */
+    const hf_mask128 at = {(even.lo & EVEN) | (m.lo & ~even.lo & ~EVEN),
+                           (even.hi & EVEN) | (m.hi & ~even.hi & ~EVEN)};
+    const hf_mask128 next = {m.lo >> 1 | m.hi << 63, m.hi >> 1};   /* token k + 1 is small */
+    pairs = {at.lo & next.lo, at.hi & next.hi};
+    quiet = {pairs.lo << 1 | (sh.held ? 1ull : 0ull),
+             pairs.hi << 1 | pairs.lo >> 63 | (sh.more ? at.hi & 1ull << 63 : 0ull)};
+}
+
 /* LSB-first bit writer of one lane's share, in place over its tokens. The words written stay
  * behind the tokens still to be read: a code is at most 15 bits against a token's 16, and a
- * token that writes two codes (30 bits, form 2) writes a held token's, which wrote none. */
+ * token writes at most one (a held token's pair is written in place of token 0's, which
+ * writes none). */
 struct hf_share_writer {
     const uint32_t *cl;   /* code | length << 16; 0 at HF_NO_TOKEN */
     uint32_t w;           /* shared address of the next word */
     uint64_t acc;
     unsigned nacc;
-    /* len <= 30 bits of code */
+    /* len <= 15 bits of code */
     __device__ __forceinline__ void put(uint32_t code, unsigned len)
     {
         acc |= (uint64_t)code << nacc;
@@ -1349,33 +1390,48 @@ struct hf_share_writer {
         const uint32_t c = cl[t];
         put(c & 0xFFFFu, c >> 16);
     }
-    /* the codes of ta then tb, either of them HF_NO_TOKEN */
-    __device__ __forceinline__ void two(unsigned ta, unsigned tb)
-    {
-        const uint32_t ca = cl[ta], cb = cl[tb];
-        put((ca & 0xFFFFu) | (cb & 0xFFFFu) << (ca >> 16), (ca >> 16) + (cb >> 16));
-    }
 };
+
+/* Form 2's stream of a share into W by its pair marks: each token, eight a load, writes its
+ * pair's code, its own, or none. */
+__device__ __forceinline__ void hf_write_pairs(const hf_share &sh, unsigned R, hf_share_writer &W)
+{
+    static_assert(HF_PAIR_K == 16u, "the pair token's arithmetic");
+    const unsigned base = 2u * R - 2u * HF_PAIR_K - 2u;   /* pair (a, b): base + 16 a + b */
+    hf_mask128 pairs, quiet;
+    hf_pair_marks(sh, pairs, quiet);
+    if (sh.held)
+        W(base + 16u * (sh.held - 1u) + sh.at(0));
+    auto token = [&](bool pair, bool none, unsigned t, unsigned t1) {
+        return pair ? base + 16u * t + t1 : none ? HF_NO_TOKEN : t;
+    };
+    const uint4 *v = (const uint4 *)sh.w;
+    const unsigned whole = sh.cnt / 8u;
+    uint4 next = v[0];
+    for (unsigned q = 0; q < whole; q++) {   /* a share's padding makes the last load ahead safe */
+        const uint4 cur = next;
+        next = v[q + 1];
+        const unsigned pb = pairs.byte(q), qb = quiet.byte(q);
+        const uint32_t wd[5] = {cur.x, cur.y, cur.z, cur.w, next.x};
+#pragma unroll
+        for (unsigned j = 0; j < 8; j++)
+            W(token(pb >> j & 1u, qb >> j & 1u, wd[j / 2] >> (16 * (j & 1)) & 0xFFFFu,
+                    wd[(j + 1) / 2] >> (16 * ((j + 1) & 1)) & 0xFFFFu));
+    }
+    for (unsigned k = 8 * whole; k < sh.cnt; k++)   /* only a chunk's last sub-chunk */
+        W(token(pairs.at(k), quiet.at(k), sh.at(k), k + 1 < sh.cnt ? sh.at(k + 1) : 0u));
+}
 
 /* A share's stream (sub_tokens of the CPU) into W. */
 __device__ __forceinline__ void hf_write_share(const hf_share &sh, unsigned form, unsigned R,
                                                hf_share_writer &W)
 {
-    if (form == HF_FORM_RUNS) {
+    if (form == HF_FORM_RUNS)
         hf_runs_walk(sh, R, W);
-    } else if (form == HF_FORM_PAIRS) {
-        unsigned held = sh.held;
-        auto step = [&](unsigned t) {
-            unsigned ta, tb;
-            hf_pair_step(t, R, held, ta, tb);
-            W.two(ta, tb);
-        };
-        hf_share_tokens(sh, step);
-        if (held && !sh.more)
-            W(held - 1u);
-    } else {
+    else if (form == HF_FORM_PAIRS)
+        hf_write_pairs(sh, R, W);
+    else
         hf_share_tokens(sh, W);
-    }
 }
 
 /* Bits [q, q + 32) of a sub-chunk's stream, gathered from its lanes' streams in the stage:
