@@ -229,7 +229,8 @@ HZ_HD unsigned hf_reverse(unsigned code, unsigned len)
  * node m+i's weight. Ties take the leaf first. Weights are token counts, which sum to at most a
  * chunk's elements (below 2^32, hf_geom_init): 32 bits hold every sum, and only the root's, which
  * no step compares, can reach the empty queue's mark. The two queues' heads are kept two deep
- * in registers, so each step's choice waits on no load. */
+ * in registers, so each step's choice waits on no load, and the step is written without
+ * branches: both queues' next heads are loaded, and the choice selects. */
 HZ_HD void hf_merge(const uint32_t *w, unsigned m, uint32_t *par, uint32_t *nw)
 {
     const uint32_t none = 0xFFFFFFFFu;
@@ -238,23 +239,21 @@ HZ_HD void hf_merge(const uint32_t *w, unsigned m, uint32_t *par, uint32_t *nw)
     for (unsigned k = 0; k + 1 < m; k++) {   /* makes internal node m + k */
         uint32_t sum = 0;
         for (int j = 0; j < 2; j++) {
-            if (li < m && l0 <= i0) {
-                par[li++] = m + k;
-                sum += l0;
-                l0 = l1;
-                l1 = li + 1 < m ? w[li + 1] : none;
-            } else {
-                par[m + ii++] = m + k;
-                sum += i0;
-                i0 = i1;
-                i1 = ii + 1 < k ? nw[ii + 1] : none;
-            }
+            const int leaf = li < m && l0 <= i0;
+            const uint32_t l2 = li + 2 < m ? w[li + 2] : none;
+            const uint32_t i2 = ii + 2 < k ? nw[ii + 2] : none;
+            par[leaf ? li : m + ii] = m + k;
+            sum += leaf ? l0 : i0;
+            l0 = leaf ? l1 : l0;
+            l1 = leaf ? l2 : l1;
+            i0 = leaf ? i0 : i1;
+            i1 = leaf ? i1 : i2;
+            li += (unsigned)leaf;
+            ii += (unsigned)!leaf;
         }
         nw[k] = sum;
-        if (ii == k)   /* the queue was empty: the new node heads it */
-            i0 = sum;
-        else if (ii + 1 == k)
-            i1 = sum;
+        i0 = ii == k ? sum : i0;   /* the queue was empty: the new node heads it */
+        i1 = ii + 1 == k ? sum : i1;
     }
 }
 
