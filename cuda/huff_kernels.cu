@@ -1292,9 +1292,14 @@ __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_althist_kernel(const hf
     const unsigned form = HF_FORM_RUNS + blockIdx.y, warp = threadIdx.x >> 5;
     if (!P->may[form])
         return;
-    const unsigned nsym = 2 * a.R + HF_RUN_MAX, rs = P->rs;
-    for (unsigned t = threadIdx.x; t < nsym; t += blockDim.x)
-        h_s[t] = 0;
+    /* what the walk counts: the run tokens (form 1), or the pair tokens and the small ones */
+    static_assert(HF_PAIR_K * HF_PAIR_K == HF_RUN_MAX, "pair tokens span the run tokens' range");
+    const unsigned nc = HF_RUN_MAX + (form == HF_FORM_PAIRS ? HF_PAIR_K : 0u), rs = P->rs;
+    auto counted = [&](unsigned i) {
+        return i < HF_RUN_MAX ? 2u * a.R + i : 2u + (i - HF_RUN_MAX);
+    };
+    for (unsigned i = threadIdx.x; i < nc; i += blockDim.x)
+        h_s[counted(i)] = 0;
     __syncthreads();
     const uint64_t s = (uint64_t)blockIdx.x * HF_WALK_WARPS + warp;
     if (s < a.g.nsub) {   /* warp-uniform */
@@ -1308,9 +1313,11 @@ __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_althist_kernel(const hf
         c.flush();
     }
     __syncthreads();
-    for (unsigned t = threadIdx.x; t < nsym; t += blockDim.x)
+    for (unsigned i = threadIdx.x; i < nc; i += blockDim.x) {
+        const unsigned t = counted(i);
         if (h_s[t])
             atomicAdd(&P->hist_alt[form - 1][t], h_s[t]);
+    }
 }
 
 /* Zeroes the payload: the stream is then OR-ed in, and the padding stays 0. */
