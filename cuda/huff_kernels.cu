@@ -401,7 +401,7 @@ __device__ __forceinline__ void hf_tally4(hf_hist<PACKED> H, const unsigned (&tk
     unsigned peers[4];   /* the four matches first, so that their latencies overlap */
 #pragma unroll
     for (unsigned k = 0; k < 4; k++)
-        peers[k] = MATCH ? __match_any_sync(~ones, tk[k]) : lt + 1u;
+        peers[k] = MATCH ? __match_any_sync(~ones, tk[k]) : lt + 1u;   /* else the lane alone */
 #pragma unroll
     for (unsigned k = 0; k < 4; k++)
         H.add(tk[k], __popc(peers[k]), !(peers[k] & lt));
@@ -543,10 +543,11 @@ __device__ __forceinline__ void hf_put_verb(const hf_enc_args &a, const hf_tile 
     }
 }
 
-/* What both token kernels do once a tile's tokens are counted: hf_tile_tail, then the
- * outliers and verbatim values of the warp's share [e_beg, e_end) into the lists, where it has
- * any (rare). kind(e, d, is_out, is_verb) tells whether element e is an outlier (its delta d)
- * or a verbatim value. */
+/* What the token kernels do once a tile's tokens are counted (but the interpolation's whole
+ * tiles, which list the tokens they marked): hf_tile_tail, then the outliers and verbatim
+ * values of the warp's share [e_beg, e_end) into the lists, where it has any (rare), found by
+ * reading the share again. kind(e, d, is_out, is_verb) tells whether element e is an outlier
+ * (its delta d) or a verbatim value. */
 template <typename T, bool PACKED, typename K>
 __device__ __forceinline__ void hf_tile_finish(const hf_enc_args &a, uint64_t t, const hf_tile &tl,
                                                unsigned e_beg, unsigned e_end, unsigned n_out,
@@ -649,7 +650,8 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
  * needs nothing else, so each warp streams its share from global memory, HF_IP_BATCH loads a
  * thread in flight, with no tile in shared memory, and more CTAs fit an SM than the quantising
  * kernel's three. The rare outliers read their deltas, and verbatim values, marked
- * HZC_TOK_VERBATIM, get delta 0's token. */
+ * HZC_TOK_VERBATIM, get delta 0's token. Eight CTAs an SM (32 registers) keep every thread
+ * slot of the SM busy. */
 #define HF_IP_BATCH 8
 template <typename T>
 __global__ void __launch_bounds__(HF_THREADS, 8) hf_ip_token_kernel(const hf_enc_args a)
