@@ -182,12 +182,14 @@ __device__ __forceinline__ void ip_put4(const ip_args &a, uint32_t i, const int3
         hf_put_bits((T *)a.out, i + k, b[k]);
 }
 
-/* Encoding: the token of a delta or marker d (HZC_TOK_VERBATIM for a verbatim value). */
-__device__ __forceinline__ uint16_t ip_tok(const ip_args &a, int32_t d)
+/* Encoding: the token of a delta or marker d (HZC_TOK_VERBATIM for a verbatim value), as
+ * hf_ip_token gives it, from v = zigzag(d) + 2 alone: a delta's token when below 2R, 1 for the
+ * fill marker and 2^32 - 1 for the verbatim one (deltas are far from 2^31). */
+__device__ __forceinline__ uint32_t ip_tok(const ip_args &a, int32_t d)
 {
-    bool verb;
-    const unsigned tk = hf_ip_token(d, a.R, &verb);
-    return (uint16_t)(verb ? HZC_TOK_VERBATIM : tk);
+    const uint32_t v = hf_zigzag32(d) + 2u;
+    const uint32_t big = v == 0xFFFFFFFFu ? HZC_TOK_VERBATIM : HF_TOK_ESCAPE;
+    return v == 1u ? HF_TOK_FILL : v < 2u * a.R ? v : big;
 }
 
 /* Encoding: the tokens of the element at tile-major position pos and the nv - 1 (at most 3)
@@ -196,7 +198,7 @@ __device__ __forceinline__ uint16_t ip_tok(const ip_args &a, int32_t d)
 __device__ __forceinline__ void ip_emit4(const ip_args &a, uint32_t pos, const int32_t d[4],
                                          int nv)
 {
-    uint16_t t[4];
+    uint32_t t[4];
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         t[k] = ip_tok(a, d[k]);
@@ -204,12 +206,11 @@ __device__ __forceinline__ void ip_emit4(const ip_args &a, uint32_t pos, const i
             a.delta[pos + k] = d[k];
     }
     if (nv == 4 && (pos & 3u) == 0) {
-        *(uint2 *)&a.tok[pos] = make_uint2(t[0] | (uint32_t)t[1] << 16,
-                                           t[2] | (uint32_t)t[3] << 16);
+        *(uint2 *)&a.tok[pos] = make_uint2(t[0] | t[1] << 16, t[2] | t[3] << 16);
         return;
     }
     for (int k = 0; k < nv; k++)
-        a.tok[pos + k] = t[k];
+        a.tok[pos + k] = (uint16_t)t[k];
 }
 
 /* Encoding: one element's token (ip_emit4 for nv = 1). */
