@@ -382,9 +382,6 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     const unsigned hs = L1 ? 0u : hs_l;   /* level 1 (nothing reads its codes): step 1 */
     __shared__ int32_t box_s[RZ * BY * BXE];
     __shared__ __align__(16) int32_t region_s[L1 ? RZ * RY * RX : 1];   /* deltas or codes */
-    /* grid-uniform: the costs, or the choice, are final */
-    if (ENCODE && (part == IP_REST ? a.plan->pred != HF_PRED_INTERP : !ip_tried(a)))
-        return;
     const T *in = (const T *)a.in;
     const int nz = (int)ip_lattice(a.n[0], hs), ny = (int)ip_lattice(a.n[1], hs);
     const int nx = (int)ip_lattice(a.n[2], hs);
@@ -411,6 +408,10 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         if (part != IP_ALL && (part == IP_SAMPLED) != (smask != 0))
             return;   /* CTA-uniform: the other launch's region */
     }
+    /* grid-uniform: the costs, or the choice, are final (read after the test above, which
+     * most CTAs of a level 1 launch leave by, needs no load) */
+    if (ENCODE && (part == IP_REST ? a.plan->pred != HF_PRED_INTERP : !ip_tried(a)))
+        return;
     auto sampled = [&](const uint32_t c[3]) {
         return L1 ? (smask >> ((c[2] >> ts) - tx0) & 1u) != 0 : ip_sampled(a, c);
     };
