@@ -382,6 +382,11 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     const unsigned hs = L1 ? 0u : hs_l;   /* level 1 (nothing reads its codes): step 1 */
     __shared__ int32_t box_s[RZ * BY * BXE];
     __shared__ __align__(16) int32_t region_s[L1 ? RZ * RY * RX : 1];   /* deltas or codes */
+    /* The levels above 1 encode with the values their passes code in the region staged here
+     * first, all loads in flight at once: a load a point in each pass left them waiting on
+     * memory (level 1, bound by its instructions, gained nothing by it). */
+    constexpr bool STAGE = ENCODE && !L1;
+    __shared__ T stage_s[STAGE ? RZ * RY * RX : 1];
     const T *in = (const T *)a.in;
     const int nz = (int)ip_lattice(a.n[0], hs), ny = (int)ip_lattice(a.n[1], hs);
     const int nx = (int)ip_lattice(a.n[2], hs);
@@ -427,6 +432,26 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             region_s[ip_rslot<RY, RX>(z - z0, y - y0, x - x0)] = ip_result<ENCODE>(u, d);
         }
     };
+    if constexpr (STAGE) {
+        static_assert(RZ * RY * RX % IP_LEVEL_THREADS == 0, "whole rounds of staging");
+#pragma unroll 8
+        for (int r = 0; r < RZ * RY * RX / IP_LEVEL_THREADS; r++) {
+            const int j = (int)threadIdx.x + r * IP_LEVEL_THREADS;
+            const int kz = j / (RY * RX), ky = j / RX % RY, kx = j % RX;
+            const int z = z0 + kz, y = y0 + ky, x = x0 + kx;
+            /* z0, y0 and x0 are even: the coarser levels' points are the even k */
+            if (z < z1 && y < y1 && x < x1 && ((kz | ky | kx) & 1))
+                stage_s[j] = in[z * sz + y * sy + ((uint32_t)x << hs)];
+        }
+    }
+    /* A pass's value at lattice (z, y, x): staged when the region holds it (own). */
+    auto value = [&](int z, int y, int x, bool own) -> T {
+        if constexpr (STAGE) {
+            if (own)
+                return stage_s[((z - z0) * RY + (y - y0)) * RX + (x - x0)];
+        }
+        return in[z * sz + y * sy + ((uint32_t)x << hs)];
+    };
     /* the coarser levels' codes: every lattice coordinate even */
     ip_slots<BYE, BXE> sc(threadIdx.x);
     for (unsigned j = threadIdx.x; j < (RZ + 1) / 2 * BYE * BXE; j += IP_LEVEL_THREADS, sc.next()) {
@@ -453,14 +478,14 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             if (!(z < z1 && (unsigned)y < (unsigned)by1 && (unsigned)x < (unsigned)bx1))
                 continue;
             const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
-            const T v = ENCODE ? in[z * sz + y * sy + c[2]] : T(0);
+            const bool own = y >= y0 && y < y1 && x >= x0 && x < x1;
+            const T v = ENCODE ? value(z, y, x, own) : T(0);
             int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
             /* the even lattice's index of the point below, at z - 1 */
             const uint32_t below[3] = {(uint32_t)(z - 1) << hs, c[1], c[2]};
             const uint32_t k = ip_uidx(a, below, 1u);
             const int32_t pred = ip_predict_by(ip_reach1((uint32_t)z, (uint32_t)nz),
                                                [&](int j) { return a.u[k + (j + 1) / 2 * ez]; });
-            const bool own = y >= y0 && y < y1 && x >= x0 && x < x1;
             const int32_t u =
                 ip_code<T, ENCODE, LIN>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
             box_s[((1 + 2 * kz) * BY + 2 * ky) * BXE + kx] = u;
@@ -478,12 +503,12 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             if (!(z < z1 && y < y1 && (unsigned)x < (unsigned)bx1))
                 continue;
             const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
-            const T v = ENCODE ? in[z * sz + y * sy + c[2]] : T(0);
+            const bool own = x >= x0 && x < x1;
+            const T v = ENCODE ? value(z, y, x, own) : T(0);
             int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
             const int b = (kz * BY + MY + 1 + 2 * ky) * BXE + kx;
             const int32_t pred = ip_predict_by(ip_reach1((uint32_t)y, (uint32_t)ny),
                                                [&](int j) { return box_s[b + j * BXE]; });
-            const bool own = x >= x0 && x < x1;
             const int32_t u =
                 ip_code<T, ENCODE, LIN>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
             box_s[b] = u;
@@ -503,13 +528,12 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         const bool two = x + 2 < x1;
         const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
         const uint32_t c2[3] = {c[0], c[1], (uint32_t)(x + 2) << hs};
-        const uint32_t i = z * sz + y * sy + c[2];
         T v = 0, v2 = 0;
         int32_t d = 0, d2 = 0;
         if (ENCODE) {
-            v = in[i];
+            v = value(z, y, x, true);
             if (two)
-                v2 = in[i + (2u << hs)];
+                v2 = value(z, y, x + 2, true);
         } else {
             /* level 1's pair lies in one tile row */
             const uint32_t pos = ip_pos(a, c[0], c[1], c[2]);
@@ -654,14 +678,18 @@ static cudaError_t ip_launch_passes(ip_args a, cudaStream_t s)
      * only where the axes it leaves out (RZ or RY of 1) have one point. At level 1 (lattice =
      * chunk, whose shape sets the tiles: 3-D chunks have nz > 1, 2-D ones nz = 1, 1-D ones
      * ny = 1 too) a region lies in one tile along z and y and in at most two along x, which
-     * ip_level_kernel's smask needs. */
-    static_assert(4 <= HF_TILE_Z3 && 16 <= HF_TILE_Y3 && 64 <= 2 * HF_TILE_X3 &&
+     * ip_level_kernel's smask needs. 3-D regions: 2 x 32 x 64 when encoding, whose z pass
+     * codes fewer points in the margins than 4 x 16 x 64 does, which decodes faster. */
+    static_assert(4 <= HF_TILE_Z3 && 32 <= HF_TILE_Y3 && 64 <= 2 * HF_TILE_X3 &&
                       32 <= HF_TILE_2 && 128 <= 2 * HF_TILE_2 && 4096 <= 2 * HF_TILE_N,
                   "level 1's regions and the tiles");
     auto level = [&](unsigned hs, ip_part part) {
-        if (ip_lattice(a.n[0], hs) > 1)
-            ip_level_launch<T, ENCODE, LIN, 4, 16, 64>(a, hs, part, s);
-        else if (ip_lattice(a.n[1], hs) > 1)
+        if (ip_lattice(a.n[0], hs) > 1) {
+            if constexpr (ENCODE)
+                ip_level_launch<T, ENCODE, LIN, 2, 32, 64>(a, hs, part, s);
+            else
+                ip_level_launch<T, ENCODE, LIN, 4, 16, 64>(a, hs, part, s);
+        } else if (ip_lattice(a.n[1], hs) > 1)
             ip_level_launch<T, ENCODE, LIN, 1, 32, 128>(a, hs, part, s);
         else
             ip_level_launch<T, ENCODE, LIN, 1, 1, 4096>(a, hs, part, s);
