@@ -316,13 +316,24 @@ __device__ __forceinline__ unsigned ip_reach1(uint32_t c, uint32_t n)
 
 #define IP_REACH_ALL (HF_IP_P1 | HF_IP_M3 | HF_IP_P3)
 
+/* Whether a code is below 2^26 in magnitude. When the four a cubic reads are, its sum
+ * -m3 + 9 m1 + 9 p1 - p3 + 8 stays below 20 * 2^26 + 8 < 2^31 and its quotient by 16 below
+ * HF_IP_PMAX: 32-bit arithmetic, an arithmetic shift (floor) and no clamp give
+ * hf_ip_predict's value. Codes are that small unless the bound is tiny against the values. */
+__device__ __forceinline__ bool ip_small(int32_t u)
+{
+    return (uint32_t)u + (1u << 26) < (1u << 27);
+}
+
 /* hf_ip_predict of the neighbours at steps j = -3, -1, +1, +3 along the pass's axis, read by
  * at(j) where reach has them: the points away from the chunk's ends, nearly all, take the
  * cubic alone, without the branches of reach (the branch between the two is divergent only
  * in the warps that straddle an end). */
 template <typename At>
-__device__ __forceinline__ int32_t ip_predict_by(unsigned reach, At at)
+__device__ __forceinline__ int32_t ip_predict_by(unsigned reach, At at, bool small = false)
 {
+    if (reach == IP_REACH_ALL && small)   /* ip_small: in 32 bits, within the clamp */
+        return (9 * (at(-1) + at(1)) - at(-3) - at(3) + 8) >> 4;
     if (reach == IP_REACH_ALL)
         return hf_ip_predict(IP_REACH_ALL, at(-3), at(-1), at(1), at(3));
     return hf_ip_predict(reach, reach & HF_IP_M3 ? at(-3) : 0, at(-1),
@@ -452,6 +463,9 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         }
         return in[z * sz + y * sy + ((uint32_t)x << hs)];
     };
+    /* whether a code this thread put in box_s fails ip_small: the passes after a barrier that
+     * finds none take the 32-bit cubic */
+    bool big = false;
     /* the coarser levels' codes: every lattice coordinate even */
     ip_slots<BYE, BXE> sc(threadIdx.x);
     for (unsigned j = threadIdx.x; j < (RZ + 1) / 2 * BYE * BXE; j += IP_LEVEL_THREADS, sc.next()) {
@@ -463,6 +477,7 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         const uint32_t k = ip_uidx(a, c, 1u);
         const int32_t u = a.u[k];
         box_s[(2 * kz * BY + 2 * ky) * BXE + kx] = u;
+        big |= !ip_small(u);
         if (L1 && y >= y0 && y < y1 && x >= x0 && x < x1)   /* in the region */
             keep(c, z, y, x, u,
                  ENCODE ? a.delta2[k] : a.delta[ip_pos(a, c[0], c[1], c[2])]);
@@ -489,11 +504,12 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             const int32_t u =
                 ip_code<T, ENCODE, LIN>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
             box_s[((1 + 2 * kz) * BY + 2 * ky) * BXE + kx] = u;
+            big |= !ip_small(u);
             if (own)
                 keep(c, z, y, x, u, d);
         }
     }
-    __syncthreads();
+    const bool small_y = !__syncthreads_or(big);
     /* pass y: y odd inside the region, x even in the box (none in a region of one row) */
     if constexpr (RY > 1) {
         ip_slots<RY / 2, BXE> sc(threadIdx.x);
@@ -508,15 +524,17 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
             const int b = (kz * BY + MY + 1 + 2 * ky) * BXE + kx;
             const int32_t pred = ip_predict_by(ip_reach1((uint32_t)y, (uint32_t)ny),
-                                               [&](int j) { return box_s[b + j * BXE]; });
+                                               [&](int j) { return box_s[b + j * BXE]; },
+                                               small_y);
             const int32_t u =
                 ip_code<T, ENCODE, LIN>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
             box_s[b] = u;
+            big |= !ip_small(u);
             if (own)
                 keep(c, z, y, x, u, d);
         }
     }
-    __syncthreads();
+    const bool small_x = !__syncthreads_or(big);
     /* pass x, a pair of points a thread: x and (when inside the region) x + 2, both odd. Their
      * neighbours x - 3 .. x + 5 are the box's even columns 2 kx .. 2 kx + 4. */
     for (unsigned j = threadIdx.x; j < RZ * RY * (RX / 4); j += IP_LEVEL_THREADS) {
@@ -543,10 +561,11 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         }
         const int b = (kz * BY + MY + ky) * BXE + 2 * kx;
         const int32_t pred = ip_predict_by(ip_reach1((uint32_t)x, (uint32_t)nx),
-                                           [&](int j) { return box_s[b + (j + 3) / 2]; });
+                                           [&](int j) { return box_s[b + (j + 3) / 2]; },
+                                           small_x);
         const int32_t pred2 =
             two ? ip_predict_by(ip_reach1((uint32_t)(x + 2), (uint32_t)nx),
-                                [&](int j) { return box_s[b + 1 + (j + 3) / 2]; })
+                                [&](int j) { return box_s[b + 1 + (j + 3) / 2]; }, small_x)
                 : 0;
         /* at level 1 a pair lies in one tile */
         const bool cnt = ENCODE && sampled(c), cnt2 = ENCODE && (L1 ? cnt : sampled(c2));
