@@ -384,6 +384,42 @@ __device__ __forceinline__ int ip_rslot(int z, int y, int x)
  * chunk whose interpolation loses leaves most of level 1 undone. */
 enum ip_part { IP_ALL, IP_SAMPLED, IP_REST };
 
+/* Regions of edge r that a tile of edge t (both powers of two) meets, at most. */
+__host__ __device__ __forceinline__ uint32_t ip_per(uint32_t t, uint32_t r)
+{
+    return t > r ? t / r : 1u;
+}
+
+/* IP_SAMPLED's launch, over the sampled tiles instead of every region (most of which it would
+ * skip): ip_per's product of CTAs a run of tiles, one a region that the run's sampled tile meets
+ * (level 1: lattice = chunk). CTA b's region index in the grid of gy x gx regions a plane, or
+ * false when it has none: a run without a sampled tile, past the tile's or the chunk's end, or
+ * a region spanning tiles along x that an earlier sampled tile of the row takes. */
+template <int RZ, int RY, int RX>
+__device__ bool ip_sampled_region(const ip_args &a, unsigned b, unsigned gy, unsigned gx,
+                                  unsigned *reg)
+{
+    const uint32_t py = ip_per(a.t[1], RY), px = ip_per(a.t[2], RX);
+    const uint32_t per = ip_per(a.t[0], RZ) * py * px, k = b / per, s = b % per;
+    const uint64_t t = hf_sample_tile(&a.g, k);
+    if (t >= a.g.ntiles)
+        return false;
+    const uint32_t tx = (uint32_t)(t % a.gtx), ty = (uint32_t)(t / a.gtx % a.gty);
+    const uint32_t tz = (uint32_t)(t / a.gtx / a.gty);
+    const uint32_t rz = (tz << a.tshift[0]) / RZ + s / (py * px);
+    const uint32_t ry = (ty << a.tshift[1]) / RY + s / px % py;
+    const uint32_t rx = (tx << a.tshift[2]) / RX + s % px;
+    if (rz * RZ >= min((tz + 1) << a.tshift[0], a.n[0]) ||
+        ry * RY >= min((ty + 1) << a.tshift[1], a.n[1]) ||
+        rx * RX >= min((tx + 1) << a.tshift[2], a.n[2]))
+        return false;
+    for (uint32_t c = rx * RX >> a.tshift[2]; c < tx; c++)
+        if (hf_sampled(&a.g, t - (tx - c)))
+            return false;
+    *reg = (rz * gy + ry) * gx + rx;
+    return true;
+}
+
 template <typename T, bool ENCODE, bool LIN, int RZ, int RY, int RX, bool L1>
 __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_args a, unsigned hs_l,
                                                                      ip_part part)
@@ -402,8 +438,12 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     const int nz = (int)ip_lattice(a.n[0], hs), ny = (int)ip_lattice(a.n[1], hs);
     const int nx = (int)ip_lattice(a.n[2], hs);
     const unsigned gy = (unsigned)(ny + RY - 1) / RY, gx = (unsigned)(nx + RX - 1) / RX;
-    const int z0 = (int)(blockIdx.x / gx / gy) * RZ, y0 = (int)(blockIdx.x / gx % gy) * RY;
-    const int x0 = (int)(blockIdx.x % gx) * RX;
+    unsigned reg = blockIdx.x;   /* the region, z-major */
+    if (ENCODE && L1 && part == IP_SAMPLED &&
+        !ip_sampled_region<RZ, RY, RX>(a, blockIdx.x, gy, gx, &reg))
+        return;
+    const int z0 = (int)(reg / gx / gy) * RZ, y0 = (int)(reg / gx % gy) * RY;
+    const int x0 = (int)(reg % gx) * RX;
     const int z1 = min(z0 + RZ, nz), y1 = min(y0 + RY, ny), x1 = min(x0 + RX, nx);
     const int oy = y0 - MY, ox = x0 - 2;                    /* the box's origin (may be < 0) */
     const int by1 = min(y1 + MY + 1, ny), bx1 = min(x1 + 3, nx);
@@ -610,13 +650,21 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     }
 }
 
+/* Regions of rz x ry x rx lattice points in the level of step 2^hs. */
+static uint64_t ip_regions(const ip_args &a, unsigned hs, uint32_t rz, uint32_t ry, uint32_t rx)
+{
+    return (uint64_t)((ip_lattice(a.n[0], hs) + rz - 1) / rz) *
+           ((ip_lattice(a.n[1], hs) + ry - 1) / ry) * ((ip_lattice(a.n[2], hs) + rx - 1) / rx);
+}
+
 /* The level of step 2^hs over regions of RZ x RY x RX lattice points. */
 template <typename T, bool ENCODE, bool LIN, int RZ, int RY, int RX>
 static void ip_level_launch(const ip_args &a, unsigned hs, ip_part part, cudaStream_t s)
 {
-    const uint64_t regions = (uint64_t)((ip_lattice(a.n[0], hs) + RZ - 1) / RZ) *
-                             ((ip_lattice(a.n[1], hs) + RY - 1) / RY) *
-                             ((ip_lattice(a.n[2], hs) + RX - 1) / RX);
+    const uint64_t regions =
+        part == IP_SAMPLED
+            ? hf_sample_runs(&a.g) * ip_per(a.t[0], RZ) * ip_per(a.t[1], RY) * ip_per(a.t[2], RX)
+            : ip_regions(a, hs, RZ, RY, RX);
     if (hs == 0)
         ip_level_kernel<T, ENCODE, LIN, RZ, RY, RX, true>
             <<<(unsigned)regions, IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
