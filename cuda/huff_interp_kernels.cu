@@ -300,6 +300,7 @@ __global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_arg
  * lattice, so a thread's slots step by a constant (ip_slots). Level 1, nearly all the work,
  * is an instantiation of its own (L1), its step a constant. */
 #define IP_LEVEL_THREADS 256
+#define IP_FEW_REGIONS 256u
 
 template <int RZ, int RY, int RX> struct ip_level_shape {
     static constexpr int MY = RY > 1 ? 2 : 0;          /* margin below along y (above: MY + 1) */
@@ -746,12 +747,16 @@ static cudaError_t ip_launch_passes(ip_args a, cudaStream_t s)
      * chunk, whose shape sets the tiles: 3-D chunks have nz > 1, 2-D ones nz = 1, 1-D ones
      * ny = 1 too) a region lies in one tile along z and y and in at most two along x, which
      * ip_level_kernel's smask needs. 3-D regions: 2 x 32 x 64 when encoding, whose z pass
-     * codes fewer points in the margins than 4 x 16 x 64 does, which decodes faster. */
+     * codes fewer points in the margins than 4 x 16 x 64 does, which decodes faster; 2 x 8 x 32
+     * in a level that would have fewer than IP_FEW_REGIONS of those (a fraction of a wave of
+     * CTAs, each waiting on memory more than it computes): up to eight times as many CTAs. */
     static_assert(4 <= HF_TILE_Z3 && 32 <= HF_TILE_Y3 && 64 <= 2 * HF_TILE_X3 &&
                       32 <= HF_TILE_2 && 128 <= 2 * HF_TILE_2 && 4096 <= 2 * HF_TILE_N,
                   "level 1's regions and the tiles");
     auto level = [&](unsigned hs, ip_part part) {
-        if (ip_lattice(a.n[0], hs) > 1) {
+        if (ip_lattice(a.n[0], hs) > 1 && ip_regions(a, hs, 2, 32, 64) < IP_FEW_REGIONS) {
+            ip_level_launch<T, ENCODE, LIN, 2, 8, 32>(a, hs, part, s);
+        } else if (ip_lattice(a.n[0], hs) > 1) {
             if constexpr (ENCODE)
                 ip_level_launch<T, ENCODE, LIN, 2, 32, 64>(a, hs, part, s);
             else
