@@ -348,32 +348,41 @@ __device__ __forceinline__ unsigned hf_token_at(const int32_t *p_s, const uint32
 }
 
 /* A tile's histogram in shared memory at address h: two 16-bit counts a word (PACKED: a tile
- * holds at most 16384 elements), or a 32-bit word a token, where adjacent tokens then never
- * share a word (an atomic's conflict). Adds are predicated shared reductions on an address
- * worked out once, not atomics through a generic pointer. */
-template <bool PACKED>
+ * holds at most 16384 elements), or 32-bit words, C copies of each token's count side by side,
+ * where adjacent tokens then never share a word (an atomic's conflict) and a lane adds to copy
+ * lane % C: lanes adding to one token conflict C times less. Adds are predicated shared
+ * reductions on an address worked out once, not atomics through a generic pointer. */
+template <bool PACKED, unsigned C = 1>
 struct hf_hist {
+    static_assert(!PACKED || C == 1, "copies of 32-bit counts only");
     uint32_t h;
     __host__ __device__ static constexpr unsigned words(unsigned nsym)
     {
-        return PACKED ? (nsym + 1u) / 2u : nsym;
+        return PACKED ? (nsym + 1u) / 2u : C * nsym;
     }
     __device__ __forceinline__ void add(unsigned tk, unsigned n, bool p) const
     {
-        hf_shared_add(h + 4u * (PACKED ? tk >> 1 : tk), PACKED ? n << (16 * (tk & 1u)) : n, p);
+        const unsigned w = PACKED ? tk >> 1 : C * tk + (threadIdx.x & (C - 1u));
+        hf_shared_add(h + 4u * w, PACKED ? n << (16 * (tk & 1u)) : n, p);
     }
     __device__ __forceinline__ static unsigned count(const uint32_t *hist_s, unsigned s)
     {
-        return PACKED ? hist_s[s >> 1] >> (16 * (s & 1u)) & 0xFFFFu : hist_s[s];
+        if (PACKED)
+            return hist_s[s >> 1] >> (16 * (s & 1u)) & 0xFFFFu;
+        unsigned v = 0;
+#pragma unroll
+        for (unsigned c = 0; c < C; c++)
+            v += hist_s[C * s + c];
+        return v;
     }
 };
 
 /* An element's token tk (0xFFFFFFFF: none) into the tile's histogram, with one shared add per
  * distinct token of the warp, as smooth fields are mostly one; and whether it is an outlier
  * or a verbatim value into the warp's counts. */
-template <bool PACKED>
-__device__ __forceinline__ void hf_tally(hf_hist<PACKED> H, unsigned tk, bool is_out, bool is_verb,
-                                         unsigned *n_out, unsigned *n_verb)
+template <bool PACKED, unsigned C>
+__device__ __forceinline__ void hf_tally(hf_hist<PACKED, C> H, unsigned tk, bool is_out,
+                                         bool is_verb, unsigned *n_out, unsigned *n_verb)
 {
     *n_out += __popc(__ballot_sync(FULL, is_out));
     *n_verb += __popc(__ballot_sync(FULL, is_verb));
@@ -383,12 +392,11 @@ __device__ __forceinline__ void hf_tally(hf_hist<PACKED> H, unsigned tk, bool is
 
 /* Four consecutive tokens of a thread into the tile's histogram: one add per distinct token
  * among the lanes whose four are one token (the common case of smooth fields), with hf_tally's
- * warp aggregation; the other lanes add each of their four, with that aggregation at each of
- * the four places (MATCH) or without it. Measured on the Nyx-like fields, the interpolation's
- * tokens, concentrated on a few values, gain from it (REL 1e-3), and the Lorenzo tokens where
- * they vary, spread over many values, lose by it (REL 1e-4). */
-template <bool MATCH, bool PACKED>
-__device__ __forceinline__ void hf_tally4(hf_hist<PACKED> H, const unsigned (&tk)[4])
+ * warp aggregation; the other lanes add each of their four without it. On the Nyx-like fields
+ * a match at each of the four places cost the Lorenzo tokens more than the conflicts it saved,
+ * and the interpolation's too once their counts have two copies (hf_ip_hist). */
+template <bool PACKED, unsigned C>
+__device__ __forceinline__ void hf_tally4(hf_hist<PACKED, C> H, const unsigned (&tk)[4])
 {
     const unsigned lt = hf_lanemask_lt();
     const bool same = tk[0] == tk[1] && tk[1] == tk[2] && tk[2] == tk[3];
@@ -398,13 +406,9 @@ __device__ __forceinline__ void hf_tally4(hf_hist<PACKED> H, const unsigned (&tk
         H.add(tk[0], 4u * __popc(peers), !(peers & lt));
         return;
     }
-    unsigned peers[4];   /* the four matches first, so that their latencies overlap */
 #pragma unroll
     for (unsigned k = 0; k < 4; k++)
-        peers[k] = MATCH ? __match_any_sync(~ones, tk[k]) : lt + 1u;   /* else the lane alone */
-#pragma unroll
-    for (unsigned k = 0; k < 4; k++)
-        H.add(tk[k], __popc(peers[k]), !(peers[k] & lt));
+        H.add(tk[k], 1u, true);
 }
 
 /* The token pass of a whole tile (hf_token_at's tokens and hf_tally's counts), four consecutive
@@ -459,7 +463,7 @@ __device__ __forceinline__ void hf_whole_tokens(const hf_enc_args &a, const hf_t
             *n_verb += (vm >> k & 1u) || (fill && tk[k] != HF_TOK_FILL);
         }
         tok[e / 4] = make_uint2(tk[0] | tk[1] << 16, tk[2] | tk[3] << 16);
-        hf_tally4<false>(H, tk);
+        hf_tally4(H, tk);
     }
 }
 
@@ -469,7 +473,7 @@ __device__ __forceinline__ void hf_whole_tokens(const hf_enc_args &a, const hf_t
  * warp 0 waits on the tiles before). Returns whether the warp has entries for the lists, and
  * then its first list indices in *ko and *kv; a warp without returns at once, without waiting
  * for the look-back. */
-template <bool PACKED>
+template <typename HH>
 __device__ bool hf_tile_tail(const hf_enc_args &a, uint64_t t, unsigned n_out, unsigned n_verb,
                              const uint32_t *hist_s, uint64_t *ko, uint64_t *kv)
 {
@@ -504,7 +508,7 @@ __device__ bool hf_tile_tail(const hf_enc_args &a, uint64_t t, unsigned n_out, u
         }
     } else {
         for (unsigned s = threadIdx.x - 32u; s < nsym; s += HF_THREADS - 32u) {
-            const unsigned h = hf_hist<PACKED>::count(hist_s, s);
+            const unsigned h = HH::count(hist_s, s);
             if (h)
                 atomicAdd(&P->hist[s], h);
         }
@@ -548,13 +552,13 @@ __device__ __forceinline__ void hf_put_verb(const hf_enc_args &a, const hf_tile 
  * values of the warp's share [e_beg, e_end) into the lists, where it has any (rare), found by
  * reading the share again. kind(e, d, is_out, is_verb) tells whether element e is an outlier
  * (its delta d) or a verbatim value. */
-template <typename T, bool PACKED, typename K>
+template <typename T, typename HH, typename K>
 __device__ __forceinline__ void hf_tile_finish(const hf_enc_args &a, uint64_t t, const hf_tile &tl,
                                                unsigned e_beg, unsigned e_end, unsigned n_out,
                                                unsigned n_verb, const uint32_t *hist_s, K kind)
 {
     uint64_t ko, kv;
-    if (!hf_tile_tail<PACKED>(a, t, n_out, n_verb, hist_s, &ko, &kv))   /* warp-uniform */
+    if (!hf_tile_tail<HH>(a, t, n_out, n_verb, hist_s, &ko, &kv))   /* warp-uniform */
         return;
     for (unsigned b = e_beg; b < e_end; b += 32) {
         const unsigned e = b + (threadIdx.x & 31u);
@@ -638,7 +642,7 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
         }
         hf_tally(H, tk, is_out, is_verb, &n_out, &n_verb);
     }
-    hf_tile_finish<T, true>(a, t, tl, e_beg, e_end, n_out, n_verb, hist_s,
+    hf_tile_finish<T, hf_hist<true>>(a, t, tl, e_beg, e_end, n_out, n_verb, hist_s,
                       [&](unsigned e, int32_t &d, bool &is_out, bool &is_verb) {
                           const unsigned tk = hf_token_at(p_s, fill_s, order, R, tl, e, &d);
                           is_out = tk == HF_TOK_ESCAPE;
@@ -653,14 +657,17 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_token_kernel(const hf_enc_ar
  * HZC_TOK_VERBATIM, get delta 0's token. Eight CTAs an SM (32 registers) keep every thread
  * slot of the SM busy. */
 #define HF_IP_BATCH 8
+/* its histogram: two copies of the counts (four and eight cost more to clear and sum than their
+ * fewer conflicts saved), in dynamic shared memory sized by the radius */
+using hf_ip_hist = hf_hist<false, 2>;
 template <typename T>
 __global__ void __launch_bounds__(HF_THREADS, 8) hf_ip_token_kernel(const hf_enc_args a)
 {
-    __shared__ uint32_t hist_s[2 * HF_RADIUS_MAX];
+    uint32_t *hist_s = (uint32_t *)hf_smem;   /* hf_ip_hist's words */
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     if (a.b.plan->pred != HF_PRED_INTERP)
         return;   /* grid-uniform: hf_token_kernel's predictor */
-    const hf_hist<false> H = {(uint32_t)__cvta_generic_to_shared(hist_s)};
+    const hf_ip_hist H = {(uint32_t)__cvta_generic_to_shared(hist_s)};
     const uint64_t t = hf_take_tile(a, hist_s, H.words(2 * a.R));
     hf_tile tl;
     hf_tile_at(&a.g, t, &tl);
@@ -696,13 +703,13 @@ __global__ void __launch_bounds__(HF_THREADS, 8) hf_ip_token_kernel(const hf_enc
                 }
                 om |= (uint64_t)o << 4 * (HF_IP_BATCH * r + k);
                 vm |= (uint64_t)v << 4 * (HF_IP_BATCH * r + k);
-                hf_tally4<true>(H, tk);
+                hf_tally4(H, tk);
             }
         }
         n_out = __reduce_add_sync(FULL, __popcll(om));
         n_verb = __reduce_add_sync(FULL, __popcll(vm));
         uint64_t ko, kv;
-        if (!hf_tile_tail<false>(a, t, n_out, n_verb, hist_s, &ko, &kv))   /* warp-uniform */
+        if (!hf_tile_tail<hf_ip_hist>(a, t, n_out, n_verb, hist_s, &ko, &kv))   /* warp-uniform */
             return;
         /* the marked tokens into the lists in position order: by group, lane, then token */
         for (unsigned g = 0; g < groups; g++) {
@@ -747,7 +754,7 @@ __global__ void __launch_bounds__(HF_THREADS, 8) hf_ip_token_kernel(const hf_enc
             hf_tally(H, tk, tk == HF_TOK_ESCAPE, is_verb, &n_out, &n_verb);
         }
     }
-    hf_tile_finish<T, false>(a, t, tl, e_beg, e_end, n_out, n_verb, hist_s,
+    hf_tile_finish<T, hf_ip_hist>(a, t, tl, e_beg, e_end, n_out, n_verb, hist_s,
                              [&](unsigned e, int32_t &d, bool &is_out, bool &is_verb) {
                                  const unsigned tk = tok[e];
                                  is_out = tk == HF_TOK_ESCAPE;
@@ -2341,7 +2348,8 @@ static cudaError_t hf_tiles_encode(const hf_enc_args &a, cudaStream_t s)
         (e = hzc_ip_launch_encode(&a.g, &a.Q, a.R, a.in, a.b.tok, a.b.ip_u, a.b.ip_delta,
                                   a.b.ip_delta2, a.b.plan, s)) != cudaSuccess)
         return e;
-    hf_ip_token_kernel<T><<<(unsigned)a.g.ntiles, HF_THREADS, 0, s>>>(a);
+    hf_ip_token_kernel<T>
+        <<<(unsigned)a.g.ntiles, HF_THREADS, 4 * hf_ip_hist::words(2 * a.R), s>>>(a);
     return hf_tile_launch(hf_token_kernel<T, DIM>, (unsigned)a.g.ntiles, HF_SMEM_TOKEN, a, s);
 }
 
