@@ -354,7 +354,8 @@ __device__ __forceinline__ unsigned hf_token_at(const int32_t *p_s, const uint32
  * reductions on an address worked out once, not atomics through a generic pointer. */
 template <bool PACKED, unsigned C = 1>
 struct hf_hist {
-    static_assert(!PACKED || C == 1, "copies of 32-bit counts only");
+    static_assert((!PACKED || C == 1) && C && !(C & (C - 1)),
+                  "copies of 32-bit counts only, a power of two of them (lane % C)");
     uint32_t h;
     __host__ __device__ static constexpr unsigned words(unsigned nsym)
     {
