@@ -306,6 +306,7 @@ typedef enum edit_kind {
     E_SET8,        /* byte at offset `at` := arg */
     E_SET16,       /* u16 at `at` := arg (arg 0x10000: 2R; 0x10001: 2R + 256) */
     E_SET32,       /* u32 at `at` := arg (arg -1: n + 1; arg -2: itself + 1) */
+    E_SET64,       /* u64 at `at` := arg */
     E_CODEBOOK_M,  /* m0 := arg (0x10000: 2R + 1) */
     E_CODEBOOK_M1, /* m1 := arg (0x10000: the run or pair tokens' 256 + 1) */
     E_KRAFT,       /* every used token given length 1: the code space over-fills */
@@ -340,6 +341,8 @@ static const struct {
     {"last verbatim byte missing", 0, E_TRUNCATE, 0, 5},
     {"form 1 payload cut short", 1, E_TRUNCATE, 0, 5},
     {"one byte too many", 0, E_EXTRA_BYTE, 0, 0},
+    {"base NaN", 0, E_SET64, 0, 0x7FF8000000000000},
+    {"base +Inf", 1, E_SET64, 0, 0x7FF0000000000000},
     {"form 3", 0, E_SET8, HP_OFF_FORM, 3},
     {"form 255", 1, E_SET8, HP_OFF_FORM, 255},
     {"form 2 (pairs) with radius 8", 0, E_SET8, HP_OFF_FORM, 2},
@@ -411,6 +414,7 @@ static int64_t apply_edit(size_t e, const hlayout *L, uint8_t *buf)
         put_le(pay + edits[e].at, arg == -1 ? L->n + 1 : arg == -2 ? old + 1 : (uint64_t)arg, 4);
         return plen;
     }
+    case E_SET64: put_le(pay + edits[e].at, (uint64_t)arg, 8); return plen;
     case E_CODEBOOK_M:
         if (arg == 0) /* and no run tokens either */
             put_le(pay + HP_OFF_CODEBOOK + 2, 0, 2);

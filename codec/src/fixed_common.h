@@ -79,8 +79,9 @@ HZ_HD double fl_log2lin(double a)
 HZ_HD double fl_exp2lin(double v)
 {
     double e = floor(v);
-    /* codes from a damaged chunk may ask for any exponent: keep the int conversion defined */
-    e = e > 4096.0 ? 4096.0 : (e < -4096.0 ? -4096.0 : e);
+    /* codes from a damaged chunk may ask for any exponent, or for none (NaN): keep the int
+     * conversion defined */
+    e = e > 4096.0 ? 4096.0 : (e >= -4096.0 ? e : -4096.0);
     return ldexp(hz_add(1.0, hz_sub(v, e)), (int)e);
 }
 

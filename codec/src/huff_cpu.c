@@ -530,6 +530,8 @@ h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const
     L->n_out = hz_get_u32(in + 16);
     L->n_verb = hz_get_u32(in + 20);
     L->order = in[9];
+    if (!hz_is_finite(L->base))
+        return corrupt("base is not a finite number");
     if (L->form > HF_FORM_PAIRS || hz_get_u16(in + 14))
         return corrupt("unknown form or reserved bytes set");
     if (L->order == HF_PRED_INTERP ? version < 2 : L->order > g->dim)
