@@ -2,7 +2,7 @@
  *
  * The plugin is not linked to libhdf5: a plugin linked to one HDF5 and loaded by another (h5py's
  * wheel bundles its own, loaded RTLD_LOCAL) calls the wrong library and fails with
- * "H5Tget_class(): not a datatype" (DESIGN.md). The signatures come from the headers it is built
+ * "H5Tget_class(): not a datatype". The signatures come from the headers it is built
  * against, the oldest HDF5 supported (1.10); every call here exists unchanged from 1.10 to 2.x. */
 #ifndef H5ZGPU_HDF5_BIND_H
 #define H5ZGPU_HDF5_BIND_H
@@ -15,9 +15,14 @@ typedef struct hzb_api {
     __typeof__(&H5Tget_order) Tget_order;
     __typeof__(&H5Pget_chunk) Pget_chunk;
     __typeof__(&H5Pget_filter_by_id2) Pget_filter_by_id2;
+    __typeof__(&H5Pget_nfilters) Pget_nfilters;
+    __typeof__(&H5Pget_filter2) Pget_filter2;
     __typeof__(&H5Pmodify_filter) Pmodify_filter;
     __typeof__(&H5Pfill_value_defined) Pfill_value_defined;
     __typeof__(&H5Pget_fill_value) Pget_fill_value;
+    __typeof__(&H5Pset_fill_value) Pset_fill_value;
+    __typeof__(&H5Pget_fill_time) Pget_fill_time;
+    __typeof__(&H5Pset_fill_time) Pset_fill_time;
     __typeof__(&H5Epush2) Epush2;
     __typeof__(&H5Eget_num) Eget_num;
     __typeof__(&H5Eget_current_stack) Eget_current_stack;

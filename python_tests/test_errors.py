@@ -24,6 +24,9 @@ BAD_CD_VALUES = {  # case: (cd_values, what the message must name)
     "NaN bound": ((1, 0, *words(math.nan)), "error bound nan"),
     "infinite bound": ((1, 0, *words(math.inf)), "error bound inf"),
     "PWREL bound 1.5": ((1, 2, *words(1.5)), "PWREL error bound 1.5"),
+    "flags word 2": ((1, 0, *words(1e-3), 2), "cd_values[4]=2 has unknown flag bits"),
+    "a value past the flags word's": ((1, 0, *words(1e-3), 0, 7),
+                                      "1 values after the 5 the flags word announces"),
 }
 
 
@@ -62,3 +65,43 @@ def test_file_stays_usable_after_a_refused_dataset(tmp_path):
     with h5py.File(path, "r") as f:
         assert list(f) == ["good"]
         assert np.abs(f["good"][...] - a).max() <= 1e-3
+
+
+@pytest.mark.parametrize("extra", [dict(shuffle=True), dict(scaleoffset=3)])
+def test_a_filter_before_h5zgpu_fails_at_create(tmp_path, extra):
+    # h5py puts shuffle and scaleoffset before compression: h5zgpu would see shuffled bytes or be
+    # skipped, so the dataset is refused
+    msg = create_error(tmp_path, np.ones((10, 10), np.float32),
+                       {**h5zgpu.filter(codec="auto", mode="abs", eb=1e-3), **extra})
+    assert "comes before h5zgpu in the dataset's pipeline" in msg, msg
+
+
+def test_fletcher32_after_h5zgpu_works(tmp_path):
+    a = np.linspace(0, 1, 1000, dtype=np.float32)
+    with h5py.File(tmp_path / "t.h5", "w") as f:
+        f.create_dataset("x", data=a, chunks=(100,), fletcher32=True,
+                         **h5zgpu.filter(codec="auto", mode="abs", eb=1e-3))
+    with h5py.File(tmp_path / "t.h5", "r") as f:
+        assert np.abs(f["x"][...] - a).max() <= 1e-3
+
+
+def test_bad_device_fails_at_create(tmp_path, monkeypatch):
+    monkeypatch.setenv("H5ZGPU_DEVICE", "bogus")
+    msg = create_error(tmp_path, np.ones((10, 10), np.float32),
+                       h5zgpu.filter(codec="fixed", mode="abs", eb=1e-3))
+    assert "H5ZGPU_DEVICE='bogus' is not auto, cpu, gpu or gpu:N" in msg, msg
+
+
+def test_a_write_the_filter_cannot_do_fails(tmp_path, monkeypatch):
+    # h5py marks filters optional, and HDF5 stores a chunk whose optional filter failed raw and
+    # in silence: set_local makes h5zgpu mandatory
+    a = np.linspace(0, 1, 1000, dtype=np.float32)
+    with h5py.File(tmp_path / "t.h5", "w") as f:
+        d = f.create_dataset("x", shape=a.shape, dtype=a.dtype, chunks=(100,),
+                             **h5zgpu.filter(codec="fixed", mode="abs", eb=1e-3))
+        monkeypatch.setenv("H5ZGPU_DEVICE", "bogus")
+        with pytest.raises(Exception) as info:
+            d[...] = a
+            f.flush()
+        assert "h5zgpu: compression failed" in str(info.value)
+        monkeypatch.delenv("H5ZGPU_DEVICE")

@@ -39,10 +39,25 @@ def test_filter_kwargs(codec, mode, expect):
     (dict(mode="pwrel", eb=1.0), "must be below 1"),
     (dict(mode="abs", eb=0.1, missing="land"), "missing value 'land' is not a number"),
     (dict(mode="abs", eb=0.1, missing=-1.0, dtype="int32"), "is not float32 or float64"),
+    (dict(mode="abs", eb=0.1, missing=-1.0, dtype="f2"), "is not float32 or float64"),
+    (dict(mode="abs", eb=10**400), "too large for a binary64 number"),
+    (dict(mode="abs", eb=0.1, missing=-10**400), "too large for a binary64 number"),
 ])
 def test_invalid_arguments(kwargs, text):
     with pytest.raises(ValueError, match="h5zgpu: .*" + text.replace("(", r"\(")):
         h5zgpu.filter(**kwargs)
+
+
+@pytest.mark.parametrize("dtype,size", [
+    ("f", 4), ("f4", 4), ("<f4", 4), (">f4", 4), ("float32", 4), ("d", 8), (">f8", 8),
+    ("float64", 8),
+])
+def test_missing_value_dtype_spellings(dtype, size):
+    import numpy as np
+    for given in (dtype, np.dtype(dtype), np.dtype(dtype).type):
+        cd = h5zgpu.cd_values("fixed", mode="abs", eb=0.1, missing=-1e34, dtype=given)
+        want = float(np.float32(-1e34)) if size == 4 else -1e34
+        assert h5zgpu.eb_from_words(cd[5], cd[6]) == want
 
 
 def test_mode_and_bound_are_required():

@@ -33,6 +33,8 @@ static const struct {
     {"dimension 2^32", 6, 4294967296.0, H5ZGPU_E_INVALID_ARG},
     {"Huffman radius 1", 7, 1, H5ZGPU_E_INVALID_ARG},
     {"Huffman radius 1025", 7, 1025, H5ZGPU_E_INVALID_ARG},
+    {"float32 fill value 1e300", 8, 1e300, H5ZGPU_E_INVALID_ARG},
+    {"float32 fill value -1e34 (not a float32 value)", 8, -1e34, H5ZGPU_E_INVALID_ARG},
 };
 
 static h5zgpu_params with(int field, double v)
@@ -47,6 +49,7 @@ static h5zgpu_params with(int field, double v)
     case 5: p.mode = H5ZGPU_MODE_PWREL, p.eb = v; break;
     case 6: p.dims[1] = (uint64_t)v; break;
     case 7: p.codec = H5ZGPU_CODEC_HUFFMAN, p.radius = (unsigned)v; break;
+    case 8: p.has_fill = 1, p.fill = v; break;
     }
     return p;
 }
@@ -70,6 +73,21 @@ static void invalid_params(void)
               "an output buffer below compress_bound was accepted");
     tu_expect(h5zgpu_compress(&good, NULL, out, sizeof out, &len, NULL) == H5ZGPU_E_INVALID_ARG,
               "a NULL input was accepted");
+    /* executors: a kind or device out of range is refused by every entry point */
+    const h5zgpu_exec bad_exec[] = {{(h5zgpu_exec_kind)5, 0}, {H5ZGPU_EXEC_CPU, -1}};
+    for (size_t i = 0; i < sizeof bad_exec / sizeof bad_exec[0]; i++) {
+        h5zgpu_status c = h5zgpu_exec_check(&bad_exec[i]);
+        h5zgpu_status z = h5zgpu_compress(&good, in, out, sizeof out, &len, &bad_exec[i]);
+        tu_expect(c == H5ZGPU_E_INVALID_ARG && z == H5ZGPU_E_INVALID_ARG,
+                  "executor kind %u, device %d: check -> %s, compress -> %s",
+                  (unsigned)bad_exec[i].kind, bad_exec[i].device, h5zgpu_status_string(c),
+                  h5zgpu_status_string(z));
+    }
+    /* the GPU asked for through the API is named as such when it is missing */
+    h5zgpu_exec gpu = {H5ZGPU_EXEC_GPU, 1000};
+    tu_expect(h5zgpu_exec_check(&gpu) == H5ZGPU_E_DEVICE &&
+                  strstr(h5zgpu_last_error(), "h5zgpu_exec kind GPU") != NULL,
+              "a missing GPU asked for through h5zgpu_exec: %s", h5zgpu_last_error());
 }
 
 /* A valid chunk, made from a pattern with a few NaN/Inf placed by hand (verbatim values). */
@@ -780,7 +798,7 @@ int main(void)
         {.name = "Huffman chunk, form 1 with fill", .codec = 2, .pattern = TU_MASKED,
          .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_REL, .eb = 1e-3,
                .dtype = H5ZGPU_FLOAT32, .rank = 3, .dims = {4, 10, 30}, .has_fill = 1,
-               .fill = -1e34, .radius = 16}},
+               .fill = (double)(float)-1e34, .radius = 16}},
         {.name = "Huffman chunk, interpolation", .codec = 2, .pattern = TU_FIELD, .specials = 2,
          .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_REL, .eb = 1e-2,
                .dtype = H5ZGPU_FLOAT32, .rank = 3, .dims = {10, 20, 30}}},

@@ -61,7 +61,7 @@ typedef struct h5zgpu_params {
     /* A fill value (HDF5's, or netCDF's _FillValue): elements whose bits equal it in the element
      * type are left out of REL ranges and of prediction, and come back bit for bit. */
     int has_fill;
-    double fill;                       /* compared after rounding to dtype */
+    double fill;                       /* float32 elements: a float32 value (or NaN) */
     /* Huffman codec: deltas within +-radius are coded, others stored as outliers; 0 means
      * the default (512), else 2..1024. Ignored by the fixed-length codec. */
     unsigned radius;
@@ -126,6 +126,11 @@ h5zgpu_status h5zgpu_chunk_info(const void *in, size_t in_len, h5zgpu_info *info
 
 /* Checks parameters without compressing; on failure h5zgpu_last_error() says what is wrong. */
 h5zgpu_status h5zgpu_params_check(const h5zgpu_params *p);
+
+/* Checks an executor (NULL: the one H5ZGPU_DEVICE names) without running anything: a valid
+ * kind and device, and, when it requires the GPU, a usable one. On failure h5zgpu_last_error()
+ * says why. */
+h5zgpu_status h5zgpu_exec_check(const h5zgpu_exec *exec);
 
 /* 1 if a CUDA device can be used by this build, else 0. */
 int h5zgpu_gpu_available(void);

@@ -76,6 +76,11 @@ h5zgpu_status h5zgpu_params_check(const h5zgpu_params *p)
                            (unsigned long long)p->dims[i]);
     if (hz_count(p->rank, p->dims) == 0)
         return hz_fail(H5ZGPU_E_INVALID_ARG, "chunk shape has too many elements");
+    if (p->has_fill && p->dtype == H5ZGPU_FLOAT32 && hz_is_finite(p->fill) &&
+        (double)(float)p->fill != p->fill)
+        return hz_fail(H5ZGPU_E_INVALID_ARG,
+                       "fill value %.17g is not a float32 value, and the elements are float32",
+                       p->fill);
     return H5ZGPU_OK;
 }
 
@@ -147,6 +152,11 @@ static h5zgpu_status resolve(const h5zgpu_exec *given, hz_target *t)
 {
     h5zgpu_exec ex;
     if (given) {
+        if ((unsigned)given->kind > H5ZGPU_EXEC_GPU || given->device < 0)
+            return hz_fail(H5ZGPU_E_INVALID_ARG,
+                           "executor kind %u, device %d: the kind must be 0 (auto), 1 (CPU) or "
+                           "2 (GPU) and the device a CUDA ordinal >= 0",
+                           (unsigned)given->kind, given->device);
         ex = *given;
     } else {
         h5zgpu_status st = parse_env(&ex);
@@ -160,17 +170,24 @@ static h5zgpu_status resolve(const h5zgpu_exec *given, hz_target *t)
 #endif
     t->device = ex.device;
     t->required = ex.kind == H5ZGPU_EXEC_GPU;
-    t->gpu = ex.kind != H5ZGPU_EXEC_CPU && ex.device >= 0 && ex.device < count;
+    t->gpu = ex.kind != H5ZGPU_EXEC_CPU && ex.device < count;
     if (t->required && !t->gpu)
-        return hz_fail(H5ZGPU_E_DEVICE, "the GPU was required (H5ZGPU_DEVICE=gpu) but CUDA device "
+        return hz_fail(H5ZGPU_E_DEVICE, "the GPU was required (%s) but CUDA device "
 #ifdef H5ZGPU_HAVE_CUDA
-                       "%d is not usable (%d found)", ex.device, count);
+                       "%d is not usable (%d found)",
 #else
-                       "%d cannot be used: this build has no CUDA (%d)", ex.device, count);
+                       "%d cannot be used: this build has no CUDA (%d)",
 #endif
+                       given ? "h5zgpu_exec kind GPU" : "H5ZGPU_DEVICE=gpu", ex.device, count);
     if (ex.kind == H5ZGPU_EXEC_AUTO && !t->gpu)
         hz_note_once(0, "no usable GPU: compressing on the CPU");
     return H5ZGPU_OK;
+}
+
+h5zgpu_status h5zgpu_exec_check(const h5zgpu_exec *exec)
+{
+    hz_target t;
+    return resolve(exec, &t);
 }
 
 #ifdef H5ZGPU_HAVE_CUDA

@@ -68,9 +68,7 @@ def cd_values(codec="fixed", *, mode, eb, missing=None, dtype=None, radius=None)
     """
     c = _pick("codec", codec, CODECS)
     m = _pick("error mode", mode, MODES)
-    if isinstance(eb, bool) or not isinstance(eb, numbers.Real):
-        raise ValueError(f"h5zgpu: error bound {eb!r} is not a number")
-    eb = float(eb)
+    eb = _real("error bound", eb)
     if not (math.isfinite(eb) and eb >= 0):
         raise ValueError(f"h5zgpu: error bound {eb!r} is not a finite number >= 0 "
                          "(0 means lossless)")
@@ -94,21 +92,49 @@ def cd_values(codec="fixed", *, mode, eb, missing=None, dtype=None, radius=None)
     return (c, m, lo, hi, flags, *extra)
 
 
+def _real(what, value):
+    """A real number as a float; ValueError for anything else, huge integers included."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"h5zgpu: {what} {value!r} is not a number")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"h5zgpu: {what} {value!r} is too large for a binary64 number") from None
+
+
+_FLOAT_NAMES = {"f": 4, "f4": 4, "float32": 4, "single": 4,
+                "d": 8, "f8": 8, "float64": 8, "double": 8}
+
+
+def _float_size(dtype):
+    """4 or 8: the element size of a float32 or float64 type given in any of NumPy's spellings
+    (numpy.float32, numpy.dtype('>f4'), 'f', 'd', 'float64', ...); ValueError for others."""
+    try:
+        import numpy
+    except ImportError:  # the names alone, without NumPy's parser
+        name = dtype.lstrip("<>=") if isinstance(dtype, str) else getattr(dtype, "__name__", "")
+        if name in _FLOAT_NAMES:
+            return _FLOAT_NAMES[name]
+    else:
+        try:
+            dt = numpy.dtype(dtype)
+        except TypeError:
+            dt = None
+        if dt is not None and dt.kind == "f" and dt.itemsize in (4, 8):
+            return dt.itemsize
+    raise ValueError(f"h5zgpu: dtype {dtype!r} is not float32 or float64")
+
+
 def _missing_value(missing, dtype):
     """The missing value as the dataset's element type holds it, as a float.
 
     The filter compares bits in the element type and refuses, for a float32 dataset, a value that
     is not a float32 number; with dtype naming float32 the value is rounded to float32 here.
     """
-    if isinstance(missing, bool) or not isinstance(missing, numbers.Real):
-        raise ValueError(f"h5zgpu: missing value {missing!r} is not a number")
-    name = getattr(dtype, "name", None) or getattr(getattr(dtype, "dtype", None), "name", None) \
-        or (dtype if isinstance(dtype, str) else getattr(dtype, "__name__", None))
-    if dtype is None or name in ("float64", "f8", "<f8", "double"):
-        return float(missing)
-    if name in ("float32", "f4", "<f4", "single"):
-        return struct.unpack("<f", struct.pack("<f", float(missing)))[0]
-    raise ValueError(f"h5zgpu: dtype {dtype!r} is not float32 or float64")
+    missing = _real("missing value", missing)
+    if dtype is None or _float_size(dtype) == 8:
+        return missing
+    return struct.unpack("<f", struct.pack("<f", missing))[0]
 
 
 def filter(codec="fixed", *, mode, eb, missing=None, dtype=None,  # noqa: A001 - users' name

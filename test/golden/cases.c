@@ -20,7 +20,7 @@ const golden_case golden_cases[] = {
     {"v1_f64_3d_pwrel", {FIXED, H5ZGPU_MODE_PWREL, 1e-2, F64, 3, {8, 8, 8}}, TU_SMOOTH, 6},
     {"v1_f32_4d_abs_noise", {FIXED, H5ZGPU_MODE_ABS, 1e-2, F32, 4, {2, 3, 5, 7}}, TU_NOISE, 7},
     {"v1_f32_1d_raw", {FIXED, H5ZGPU_MODE_ABS, 0, F32, 1, {300}}, TU_BITS, 8},
-    {"v1_f32_3d_rel_fill", {FIXED, H5ZGPU_MODE_REL, 1e-3, F32, 3, {12, 20, 28}, 1, -1e34}, TU_LAND, 9},
+    {"v1_f32_3d_rel_fill", {FIXED, H5ZGPU_MODE_REL, 1e-3, F32, 3, {12, 20, 28}, 1, (double)(float)-1e34}, TU_LAND, 9},
     {"v1_f64_2d_abs_fill", {FIXED, H5ZGPU_MODE_ABS, 1e-2, F64, 2, {40, 50}, 1, -1e34}, TU_LAND, 10},
     /* Huffman (codec 2): each form, order and dimensionality, radii, fill with NaN/Inf, outliers */
     {"v1_huff_f32_1d_abs", {HUFF, ABS, 1e-3, F32, 1, {5000}}, TU_FIELD, 11, {2, 0, 1, 0, 1, 0}},
@@ -31,7 +31,7 @@ const golden_case golden_cases[] = {
     {"v1_huff_f64_3d_abs", {HUFF, ABS, 1e-4, F64, 3, {18, 33, 35}}, TU_FIELD, 16, {2, 2, 3, 0, 1, 1}},
     {"v1_huff_f32_3d_abs_noise", {HUFF, ABS, 1e-2, F32, 3, {16, 20, 24}}, TU_NOISE, 17, {2, 0, 1, 0, 0, 0}},
     /* written with interpolation since format version 2: its v2_ twin pins today's bytes */
-    {"v1_huff_f32_3d_rel_masked", {HUFF, REL, 1e-3, F32, 3, {12, 40, 50}, 1, -1e34}, TU_MASKED, 18, {2, 1, 1, 0, 0, 1}, 1},
+    {"v1_huff_f32_3d_rel_masked", {HUFF, REL, 1e-3, F32, 3, {12, 40, 50}, 1, (double)(float)-1e34}, TU_MASKED, 18, {2, 1, 1, 0, 0, 1}, 1},
     {"v1_huff_f64_2d_abs_masked", {HUFF, ABS, 1e-3, F64, 2, {100, 120}, 1, -1e34}, TU_MASKED, 19, {2, 1, 2, 0, 1, 1}},
     {"v1_huff_f32_2d_abs_spiky_r8", {HUFF, ABS, 1e-3, F32, 2, {90, 100}, 0, 0, 8}, TU_SPIKY, 20, {2, 0, 2, 0, 1, 0}},
     {"v1_huff_f64_3d_rel_spiky_r4", {HUFF, REL, 1e-3, F64, 3, {10, 30, 30}, 0, 0, 4}, TU_SPIKY, 21, {2, 1, 1, 2, 1, 0}},
@@ -39,10 +39,10 @@ const golden_case golden_cases[] = {
     {"v1_huff_f32_4d_rel", {HUFF, REL, 1e-3, F32, 4, {3, 10, 12, 14}}, TU_FIELD, 22, {2, 0, 3, 0, 0, 0}},
     /* auto (codec 0): the smaller payload, the fixed-length one on special values */
     {"v1_auto_f64_2d_abs_special", {AUTO, ABS, 1e-4, F64, 2, {64, 64}}, TU_SPECIAL, 4, {1, 0, 0, 0, 0, 0}},
-    {"v1_auto_f32_3d_rel_land", {AUTO, REL, 1e-3, F32, 3, {12, 20, 28}, 1, -1e34}, TU_LAND, 9, {2, 0, 1, 0, 0, 1}},
+    {"v1_auto_f32_3d_rel_land", {AUTO, REL, 1e-3, F32, 3, {12, 20, 28}, 1, (double)(float)-1e34}, TU_LAND, 9, {2, 0, 1, 0, 0, 1}},
     /* format version 2: Huffman with interpolation (predictor 0) in 1, 2 and 3 dimensions,
      * float32 and float64, ABS/REL/PWREL, fill, verbatim values, outliers, partial tiles, auto */
-    {"v2_huff_f32_3d_rel_masked", {HUFF, REL, 1e-3, F32, 3, {12, 40, 50}, 1, -1e34}, TU_MASKED, 18, {2, 1, 0, 0, 0, 1}},
+    {"v2_huff_f32_3d_rel_masked", {HUFF, REL, 1e-3, F32, 3, {12, 40, 50}, 1, (double)(float)-1e34}, TU_MASKED, 18, {2, 1, 0, 0, 0, 1}},
     {"v2_huff_f32_3d_rel_r4_outliers", {HUFF, REL, 1e-2, F32, 3, {21, 34, 47}, 0, 0, 4}, TU_FIELD, 24, {2, 1, 0, 2, 1, 0}},
     {"v2_huff_f32_3d_rel_field", {HUFF, REL, 1e-2, F32, 3, {21, 34, 47}}, TU_FIELD, 24, {2, 1, 0, 2, 0, 0}},
     {"v2_huff_f64_1d_rel_field", {HUFF, REL, 3e-2, F64, 1, {7000}}, TU_FIELD, 25, {2, 2, 0, 0, 0, 0}},
