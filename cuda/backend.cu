@@ -388,8 +388,8 @@ static h5zgpu_status check_tiles(const fl_geom *g)
 
 /* The statistics pass on the device, then the quantiser on the host from its results. */
 static h5zgpu_status quant_on_device(hzc_call *c, const void *d_in, uint64_t n, h5zgpu_mode mode,
-                                     double eb, int is_f32, int has_fill, uint64_t fill_bits,
-                                     fl_quant *Q)
+                                     double eb, int is_f32, int keep, int has_fill,
+                                     uint64_t fill_bits, fl_quant *Q)
 {
     h5zgpu_status st = H5ZGPU_OK;
     hzc_ws *w = c->ws;
@@ -400,6 +400,7 @@ static h5zgpu_status quant_on_device(hzc_call *c, const void *d_in, uint64_t n, 
     if ((st = sync_scalars(c)) != H5ZGPU_OK)
         goto done;
     fl_quant_init(Q, mode, eb, is_f32, w->hsc->any, w->hsc->lo, w->hsc->hi);
+    Q->keep = keep;
     /* a chunk without fill elements is coded as if it had no fill value (FORMAT.md) */
     Q->has_fill = has_fill && w->hsc->fill_seen;
     Q->fill_bits = fill_bits;
@@ -428,7 +429,7 @@ done:
 }
 
 extern "C" h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, double eb,
-                                          int is_f32, int has_fill, uint64_t fill_bits,
+                                          int is_f32, int keep, int has_fill, uint64_t fill_bits,
                                           const void *in, int in_dev, uint8_t *out, int out_dev,
                                           uint64_t fill_shift, uint64_t cap, uint64_t *len,
                                           double *eb_abs, uint32_t *sum, int *held_fill,
@@ -449,7 +450,7 @@ extern "C" h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, do
     hzc_ws *w;
     w = c.ws;
     if ((st = stage_in(&c, in, in_dev, raw, &d_in)) != H5ZGPU_OK ||
-        (st = quant_on_device(&c, d_in, n, mode, eb, is_f32, has_fill, fill_bits, &Q)) !=
+        (st = quant_on_device(&c, d_in, n, mode, eb, is_f32, keep, has_fill, fill_bits, &Q)) !=
             H5ZGPU_OK)
         goto done;
     *held_fill = Q.has_fill;
@@ -491,10 +492,11 @@ done:
     return st;
 }
 
-extern "C" h5zgpu_status hzc_fixed_decode(const fl_geom *g, h5zgpu_mode mode, double eb_abs,
-                                          int is_f32, int has_fill, uint64_t fill_bits,
-                                          const uint8_t *in, int in_dev, uint64_t len, void *out,
-                                          int out_dev, uint32_t *sum, int device, void *stream)
+extern "C" h5zgpu_status hzc_fixed_decode(const fl_geom *g, unsigned version,
+                                          h5zgpu_mode mode, double eb_abs, int is_f32,
+                                          int has_fill, uint64_t fill_bits, const uint8_t *in,
+                                          int in_dev, uint64_t len, void *out, int out_dev,
+                                          uint32_t *sum, int device, void *stream)
 {
     hzc_call c;
     fl_quant Q;
@@ -509,9 +511,8 @@ extern "C" h5zgpu_status hzc_fixed_decode(const fl_geom *g, h5zgpu_mode mode, do
         return hz_fail(H5ZGPU_E_CORRUPT, "fixed-length payload of %llu bytes is shorter than its "
                                          "tables (%llu): the chunk is damaged",
                        (unsigned long long)len, (unsigned long long)tables);
-    /* as the CPU decoder: the bound from the header, the base from the payload */
-    fl_quant_init(&Q, mode == H5ZGPU_MODE_PWREL ? H5ZGPU_MODE_PWREL : H5ZGPU_MODE_ABS, eb_abs,
-                  is_f32, 0, 0, 0);
+    /* as the CPU decoder: the bound and version from the header, the anchor from the payload */
+    fl_quant_decoder(&Q, mode, eb_abs, is_f32, version);
     Q.has_fill = has_fill;
     Q.fill_bits = fill_bits;
     if ((st = call_begin(&c, device, stream)) != H5ZGPU_OK)
@@ -556,12 +557,11 @@ static uint64_t words8(uint64_t n)
 /* The payload is assembled in the workspace and copied out only when it fits cap, so a payload
  * that does not fit leaves out as it was (auto on the device keeps the fixed-length one). */
 extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, double eb,
-                                         int is_f32, unsigned radius, int has_fill,
+                                         int is_f32, int keep, unsigned radius, int has_fill,
                                          uint64_t fill_bits, const void *in, int in_dev,
                                          uint8_t *out, int out_dev, uint64_t fill_shift,
                                          uint64_t cap, uint64_t *len, double *eb_abs,
-                                         uint32_t *sum, int *held_fill, unsigned *version,
-                                         int device, void *stream)
+                                         uint32_t *sum, int *held_fill, int device, void *stream)
 {
     hzc_call c;
     fl_quant Q;
@@ -576,7 +576,7 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
     hzc_ws *w;
     w = c.ws;
     if ((st = stage_in(&c, in, in_dev, g->n * esize, &d_in)) != H5ZGPU_OK ||
-        (st = quant_on_device(&c, d_in, g->n, mode, eb, is_f32, has_fill, fill_bits, &Q)) !=
+        (st = quant_on_device(&c, d_in, g->n, mode, eb, is_f32, keep, has_fill, fill_bits, &Q)) !=
             H5ZGPU_OK)
         goto done;
     *held_fill = Q.has_fill;
@@ -627,7 +627,6 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
         goto done;
     *eb_abs = Q.eb;
     *sum = w->hsc->sum;
-    *version = w->hsc->pred == HF_PRED_INTERP ? 2u : 1u;
 done:
     call_end(&c, st);
     return st;
@@ -649,9 +648,8 @@ extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, unsigned version, h5z
     const uint64_t raw = g->n * esize, nhead = len < HF_HEAD_MAX ? len : HF_HEAD_MAX;
     uint16_t *table;
     h5zgpu_status st;
-    /* as the CPU decoder: the bound from the header, the base from the payload */
-    fl_quant_init(&Q, mode == H5ZGPU_MODE_PWREL ? H5ZGPU_MODE_PWREL : H5ZGPU_MODE_ABS, eb_abs,
-                  is_f32, 0, 0, 0);
+    /* as the CPU decoder: the bound and version from the header, the anchor from the payload */
+    fl_quant_decoder(&Q, mode, eb_abs, is_f32, version);
     Q.has_fill = has_fill;
     Q.fill_bits = fill_bits;
     if ((st = call_begin(&c, device, stream)) != H5ZGPU_OK)
@@ -672,7 +670,11 @@ extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, unsigned version, h5z
     }
     if ((st = hf_parse(g, version, esize, head, nhead, len, &L, table)) != H5ZGPU_OK)
         goto done;
-    Q.base = L.base;
+    if (!fl_get_anchor(head, &Q)) {
+        st = hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed (base or code offset out of "
+                                       "range): the chunk is damaged");
+        goto done;
+    }
     /* the kernels read the stream a 32-bit word at a time */
     if (in_dev && ((uintptr_t)in & 3u)) {
         if ((st = buf_need(&w->in, len, 0)) != H5ZGPU_OK)

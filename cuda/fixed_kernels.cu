@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
             if (Q.has_fill)
                 hz_put_u32(a.tab + FL_OFF_MASKS + 5 * g.ntiles + 4 * t, fmask);
             if (t == 0)
-                hz_put_f64(a.tab + FL_OFF_BASE, Q.base);
+                fl_put_anchor(a.tab + FL_OFF_BASE, &Q);
             if (t == g.ntiles - 1) {
                 a.sc->nhdr_total = excl[0] + agg[0];
                 a.sc->bytes_total = excl[1] + agg[1];
@@ -386,7 +386,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
     __shared__ int64_t prev_s[FL_TILE];   /* delta corners: q0 of the previous coded block */
     __shared__ uint64_t tile_s, pay_s;
     __shared__ unsigned pred_s, bad_s, mask_s, fmask_s;
-    __shared__ double base_s;
+    __shared__ fl_quant Q_s;   /* a.Q with the payload's anchor */
 
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const fl_geom &g = a.g;
@@ -406,11 +406,12 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
             a.Q.has_fill ? hz_get_u32(in + FL_OFF_MASKS + 5 * g.ntiles + 4 * t) : 0u;
         const unsigned pred = in[FL_OFF_MASKS + 4 * g.ntiles + t];
         const uint64_t nhdr_total = a.sc->nhdr_total;
-        const double base = hz_get_f64(in + FL_OFF_BASE);
+        fl_quant Q = a.Q;
+        const bool anchored = fl_get_anchor(in + FL_OFF_BASE, &Q);
         const unsigned fbit = fmask >> lane & 1u;
         bool bad = (pred & ~FL_TILE_CORNER_DELTA) >= S::NP ||
                    (nb < FL_TILE && ((mask | fmask) >> nb) != 0) ||
-                   nhdr_total > a.len - tables || !hz_is_finite(base);
+                   nhdr_total > a.len - tables || !anchored;
         uint64_t nh = __popc(mask), hoff, size = 0;
         unsigned long long *st_hdr = a.st_hdr, *st_bytes = a.st_bytes;
         lb_exclusive<1>(&st_hdr, t, &nh, &hoff);
@@ -462,7 +463,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
             pred_s = pred;
             mask_s = mask;
             fmask_s = fmask;
-            base_s = base;
+            Q_s = Q;
             bad_s = bad;
             if (bad)
                 atomicOr(&a.sc->corrupt, 1u);
@@ -472,8 +473,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
     if (bad_s)
         return;
 
-    fl_quant Q = a.Q;
-    Q.base = base_s;
+    const fl_quant Q = Q_s;
     const unsigned pred = pred_s & ~FL_TILE_CORNER_DELTA, delta = pred_s >> 7;
     T *out = (T *)a.out;
     int64_t *q = q_s[warp];

@@ -101,31 +101,34 @@ __device__ __forceinline__ int32_t ip_predict(const ip_args &a, const ip_pass32 
 /* The code of an element against pred. Encoding quantises its value v (code_element of
  * huff_interp.c) into its delta or marker *d, and counts its cost when `counted` (the element
  * lies in a sampled tile and this CTA owns it: a neighbour another CTA owns is coded for its
- * code alone); LIN: the chunk's mode is ABS or REL (hf_ip_quantize_lin). Decoding adds its
- * delta *d (decode_element). */
+ * code alone); LIN: the chunk's mode is ABS or REL, which lets the compiler drop PWREL's
+ * branches. Decoding adds its delta *d (decode_element). */
 template <typename T, bool ENCODE, bool LIN = false>
 __device__ __forceinline__ int32_t ip_code(const ip_args &a, T v, int32_t pred, bool counted,
                                            unsigned *cost, int32_t *d)
 {
     if (ENCODE) {
+        fl_quant Q = a.Q;
+        if (LIN)
+            Q.pwrel = 0;
         /* without branches: a fill value's code is worked out, then dropped */
         int32_t k = 0, u = pred;
-        const bool fill = fl_is_fill(&a.Q, hf_bits(v));
-        const bool coded = LIN ? hf_ip_quantize_lin(&a.Q, (double)v, pred, &k, &u)
-                               : hf_ip_quantize(&a.Q, (double)v, pred, &k, &u);
+        const bool fill = fl_is_fill(&Q, hf_bits(v));
+        const bool coded = hf_ip_quantize(&Q, (double)v, pred, &k, &u);
         k = fill ? 0 : k;
-        u = fill ? pred : u;
+        /* a verbatim element takes delta 0's code, as the decoder does */
+        u = fill ? pred : coded ? u : (int32_t)hf_ip_code(&Q, pred, 0);
         *d = fill ? HZC_CODE_FILL : coded ? k : HZC_CODE_VERBATIM;
         if (counted) {
             int32_t p;
             *cost += 32u - __clz(hf_zigzag32(k));
             /* rare: dual quantisation's kind only then */
-            if (*d == HZC_CODE_VERBATIM && hf_dq_code(&a.Q, (double)v, &p))
+            if (*d == HZC_CODE_VERBATIM && hf_dq_code(&Q, (double)v, &p))
                 *cost += hf_ip_verbatim_cost(sizeof(T) == 4);
         }
         return u;
     }
-    int64_t u = *d == HF_MARK_FILL ? pred : pred + (int64_t)*d * (1 << HF_IP_FRAC);
+    int64_t u = *d == HF_MARK_FILL ? pred : hf_ip_code(&a.Q, pred, *d);
     if (*d == HF_MARK_ESCAPE || u > HF_IP_UMAX || u < -HF_IP_UMAX) {
         atomicOr(&a.sc->corrupt, 1u);
         u = pred;
@@ -148,7 +151,7 @@ __device__ __forceinline__ uint64_t ip_value_bits(const ip_args &a, int32_t u)
 {
     if (u == HF_MARK_FILL)
         return a.Q.fill_bits;
-    return hf_bits((T)fl_reconstruct_wide(&a.Q, hf_ip_steps(u)));
+    return hf_bits((T)fl_reconstruct_wide(&a.Q, hf_ip_steps(&a.Q, u)));
 }
 
 /* The decoded value of the element at raster index i from its code u (or HF_MARK_FILL). */

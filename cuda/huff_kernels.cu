@@ -205,14 +205,17 @@ __device__ __forceinline__ void hf_coords_of(const hf_tile &tl, unsigned e, unsi
 
 /* quantise_task of huff_cpu.c over a tile: each element's code p into p_s (0 when not coded)
  * and, with MARKS, bitmaps of its fill and verbatim elements, a 32-bit word per warp-sized run
- * of elements. LIN: the chunk's mode is ABS or REL (hf_dq_code_lin). Offsets from the tile's
- * first element are 32-bit: chunks hold < 2^32 elements. */
+ * of elements. LIN: the chunk's mode is ABS or REL, which lets the compiler drop PWREL's
+ * branches. Offsets from the tile's first element are 32-bit: chunks hold < 2^32 elements. */
 template <typename T, int DIM, bool WHOLE, bool MARKS, bool LIN = false>
 __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *in,
                                  const hf_tile &tl, int32_t *p_s, uint32_t *fill_s,
                                  uint32_t *verb_s)
 {
     using S = hf_shape<DIM>;
+    fl_quant Qm = Q;
+    if (LIN)
+        Qm.pwrel = 0;
     const unsigned tn = WHOLE ? S::Z * S::Y * S::X : hf_tile_n(tl), lane = threadIdx.x & 31u;
     const uint32_t nx = (uint32_t)g.nx, plane = (uint32_t)(g.ny * g.nx);
     const T *tin = in + hf_index(g, tl, 0, 0, 0);
@@ -239,9 +242,8 @@ __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *i
             bool fill = false, verb = false;
             /* without branches: a fill value's code is worked out, then dropped */
             if (full || e < tn) {
-                fill = fl_is_fill(&Q, hf_bits(v[k]));
-                const bool coded = LIN ? hf_dq_code_lin(&Q, (double)v[k], &p)
-                                       : hf_dq_code(&Q, (double)v[k], &p);
+                fill = fl_is_fill(&Qm, hf_bits(v[k]));
+                const bool coded = hf_dq_code(&Qm, (double)v[k], &p);
                 verb = !fill && !coded;
                 p_s[e] = fill ? 0 : p;
             }
@@ -1610,10 +1612,9 @@ __global__ void __launch_bounds__(HF_THREADS) hf_tail_kernel(const hf_enc_args a
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < items;
          i += (uint64_t)gridDim.x * blockDim.x) {
         if (i == 0) {
-            hz_put_f64(dst, a.Q.base);
+            fl_put_anchor(dst, &a.Q);
             dst[8] = (uint8_t)P->form;
             dst[9] = (uint8_t)P->pred;
-            a.sc->pred = P->pred;
             hz_put_u16(dst + 10, a.R);
             hz_put_u16(dst + 12, P->form == HF_FORM_RUNS ? P->rs : 0u);
             hz_put_u32(dst + 16, (uint32_t)n_out);

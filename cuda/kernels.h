@@ -31,7 +31,6 @@ typedef struct hzc_scalars {
     unsigned int sum;               /* checksum sum (hz_sum) */
     unsigned int corrupt;           /* decoder: nonzero when the payload is invalid */
     unsigned int fill_seen;         /* statistics: some element is the fill value */
-    unsigned int pred;              /* Huffman encoder: the predictor the payload uses */
     int any;                        /* statistics: some value counted */
     double lo, hi;
 } hzc_scalars;

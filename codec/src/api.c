@@ -203,6 +203,13 @@ static int fall_back(const hz_target *t, h5zgpu_status st)
 }
 #endif
 
+/* Whether chunks of these parameters may hold the interpolation's values, which lie on a grid
+ * finer than the codes': a rewritten chunk must then give such values back as they are. */
+static int keeps_fine_codes(const h5zgpu_params *p)
+{
+    return p->codec != H5ZGPU_CODEC_FIXED;
+}
+
 /* The quantiser from the chunk's statistics on the CPU, computed once for either codec. */
 typedef struct hz_cpu_quant {
     int ready;
@@ -217,6 +224,7 @@ static const fl_quant *cpu_quant(hz_cpu_quant *c, const h5zgpu_params *p, const 
         fl_quant F = {.is_f32 = is_f32, .has_fill = p->has_fill, .fill_bits = fill_bits(p)};
         fl_stats_cpu(in, hz_count(p->rank, p->dims), &F, p->mode, &any, &lo, &hi);
         fl_quant_init(&c->Q, p->mode, p->eb, is_f32, any, lo, hi);
+        c->Q.keep = keeps_fine_codes(p);
         c->Q.has_fill = F.has_fill;
         c->Q.fill_bits = F.fill_bits;
         c->ready = 1;
@@ -229,7 +237,7 @@ static const fl_quant *cpu_quant(hz_cpu_quant *c, const h5zgpu_params *p, const 
 static h5zgpu_status encode_one(const hz_target *t, unsigned codec, const fl_geom *g,
                                 const hf_geom *hg, const h5zgpu_params *p, hz_cpu_quant *cq,
                                 const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
-                                double *eb_abs, uint32_t *sum, unsigned *version)
+                                double *eb_abs, uint32_t *sum)
 {
     const int huff = codec == H5ZGPU_CODEC_HUFFMAN;
     h5zgpu_status st;
@@ -237,13 +245,12 @@ static h5zgpu_status encode_one(const hz_target *t, unsigned codec, const fl_geo
     if (t->gpu) {
         int held; /* equals p->has_fill: the caller left it set only when some element is fill */
         int is_f32 = p->dtype == H5ZGPU_FLOAT32;
-        st = huff ? hzc_huff_encode(hg, p->mode, p->eb, is_f32, hf_radius(p->radius),
-                                    p->has_fill, fill_bits(p), in, 0, out, 0, 0, cap, len, eb_abs,
-                                    sum, &held, version, t->device, NULL)
-                  : hzc_fixed_encode(g, p->mode, p->eb, is_f32, p->has_fill, fill_bits(p), in, 0,
-                                     out, 0, 0, cap, len, eb_abs, sum, &held, t->device, NULL);
-        if (!huff)
-            *version = 1;
+        st = huff ? hzc_huff_encode(hg, p->mode, p->eb, is_f32, keeps_fine_codes(p),
+                                    hf_radius(p->radius), p->has_fill, fill_bits(p), in, 0, out, 0,
+                                    0, cap, len, eb_abs, sum, &held, t->device, NULL)
+                  : hzc_fixed_encode(g, p->mode, p->eb, is_f32, keeps_fine_codes(p), p->has_fill,
+                                     fill_bits(p), in, 0, out, 0, 0, cap, len, eb_abs, sum, &held,
+                                     t->device, NULL);
         if (!fall_back(t, st))
             return st == H5ZGPU_E_DEVICE || st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL
                        ? st
@@ -259,7 +266,6 @@ static h5zgpu_status encode_one(const hz_target *t, unsigned codec, const fl_geo
     if (st == H5ZGPU_OK) {
         *eb_abs = Q->eb;
         *sum = hz_sum(out, *len);
-        *version = huff ? hf_payload_version(out) : 1;
     }
     return st;
 }
@@ -269,7 +275,7 @@ static h5zgpu_status encode_one(const hz_target *t, unsigned codec, const fl_geo
  * Huffman payload cannot hold, go to the fixed-length codec. */
 static h5zgpu_status encode(const hz_target *t, const h5zgpu_params *p, const void *in,
                             uint8_t *out, uint64_t cap, unsigned *codec, uint64_t *len,
-                            double *eb_abs, uint32_t *sum, unsigned *version)
+                            double *eb_abs, uint32_t *sum)
 {
     fl_geom fg;
     hf_geom hg;
@@ -281,8 +287,7 @@ static h5zgpu_status encode(const hz_target *t, const h5zgpu_params *p, const vo
     h5zgpu_status st = H5ZGPU_E_OUTPUT_TOO_SMALL;
     *codec = H5ZGPU_CODEC_FIXED;
     if (want_fixed)
-        st = encode_one(t, H5ZGPU_CODEC_FIXED, &fg, &hg, p, &cq, in, out, cap, len, eb_abs, sum,
-                        version);
+        st = encode_one(t, H5ZGPU_CODEC_FIXED, &fg, &hg, p, &cq, in, out, cap, len, eb_abs, sum);
     if (!want_huff || (st != H5ZGPU_OK && st != H5ZGPU_E_OUTPUT_TOO_SMALL))
         return st;
     uint64_t hcap = st == H5ZGPU_OK ? *len : cap; /* auto: Huffman must be strictly smaller */
@@ -292,10 +297,8 @@ static h5zgpu_status encode(const hz_target *t, const h5zgpu_params *p, const vo
     uint64_t hlen;
     double heb;
     uint32_t hsum;
-    unsigned hversion;
     h5zgpu_status hst = hcap ? encode_one(t, H5ZGPU_CODEC_HUFFMAN, &fg, &hg, p, &cq, in, hout,
-                                          hcap - (want_fixed ? 1 : 0), &hlen, &heb, &hsum,
-                                          &hversion)
+                                          hcap - (want_fixed ? 1 : 0), &hlen, &heb, &hsum)
                              : H5ZGPU_E_OUTPUT_TOO_SMALL;
     if (hst == H5ZGPU_OK) {
         if (hout != out)
@@ -304,7 +307,6 @@ static h5zgpu_status encode(const hz_target *t, const h5zgpu_params *p, const vo
         *len = hlen;
         *eb_abs = heb;
         *sum = hsum;
-        *version = hversion;
         st = H5ZGPU_OK;
     } else if (hst != H5ZGPU_E_OUTPUT_TOO_SMALL) {
         st = hst;
@@ -355,14 +357,13 @@ h5zgpu_status h5zgpu_compress(const h5zgpu_params *given, const void *in, void *
     if ((st = resolve(exec, &t)) != H5ZGPU_OK)
         return st;
 
-    /* format version 2 only where the payload needs it, so version-1 readers read the rest */
-    hz_header h = {.version = 1, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
+    hz_header h = {.version = HZ_VERSION_GRID, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
                    .flags = flags, .fill_bits = p->has_fill ? fill_bits(p) : 0,
                    .dtype = p->dtype, .mode = p->mode, .eb = p->eb};
     memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
     uint8_t *pay = (uint8_t *)out + hlen;
     uint32_t sum = 0;
-    st = encode(&t, p, in, pay, raw, &h.codec, &h.payload_len, &h.eb_abs, &sum, &h.version);
+    st = encode(&t, p, in, pay, raw, &h.codec, &h.payload_len, &h.eb_abs, &sum);
     /* did not shrink, or REL's range overflowed (float64 values near both -max and +max: every
      * block is raw, and a bound of inf could not be read back): stored as it came, behind the
      * same header */
@@ -396,8 +397,7 @@ static h5zgpu_status check_sum(const uint8_t *in, const hz_header *h, uint32_t s
 
 static void quant_for_decode(fl_quant *Q, const hz_header *h)
 {
-    fl_quant_init(Q, h->mode == H5ZGPU_MODE_PWREL ? H5ZGPU_MODE_PWREL : H5ZGPU_MODE_ABS, h->eb_abs,
-                  h->dtype == H5ZGPU_FLOAT32, 0, 0, 0);
+    fl_quant_decoder(Q, h->mode, h->eb_abs, h->dtype == H5ZGPU_FLOAT32, h->version);
     Q->has_fill = (h->flags & HZ_FLAG_FILL) != 0;
     Q->fill_bits = h->fill_bits;
 }
@@ -421,7 +421,8 @@ static h5zgpu_status decode_payload(const hz_target *t, const uint8_t *c, const 
         st = huff ? hzc_huff_decode(&hg, h->version, h->mode, h->eb_abs, is_f32, has_fill,
                                     h->fill_bits, pay, 0, h->payload_len, out, 0, &sum,
                                     t->device, NULL)
-                  : hzc_fixed_decode(&g, h->mode, h->eb_abs, is_f32, has_fill, h->fill_bits, pay,
+                  : hzc_fixed_decode(&g, h->version, h->mode, h->eb_abs, is_f32, has_fill,
+                                     h->fill_bits, pay,
                                      0, h->payload_len, out, 0, &sum, t->device, NULL);
         if (st == H5ZGPU_OK)
             st = check_sum(c, h, sum);
@@ -556,8 +557,7 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
     int huff_ok = hf_geom_init(&hg, p->rank, p->dims) == 0;
     int want_fixed = p->codec != H5ZGPU_CODEC_HUFFMAN || !huff_ok;
     int want_huff = p->codec != H5ZGPU_CODEC_FIXED && huff_ok;
-    /* format version 2 only where the payload needs it, so version-1 readers read the rest */
-    hz_header h = {.version = 1, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
+    hz_header h = {.version = HZ_VERSION_GRID, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
                    .dtype = p->dtype, .mode = p->mode, .eb = p->eb};
     memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
     uint32_t sum = 0;
@@ -566,9 +566,9 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
     uint64_t fill_shift = hz_header_len(p->rank, HZ_FLAG_FILL) - hlen;
     st = H5ZGPU_E_OUTPUT_TOO_SMALL;
     if (want_fixed)
-        st = hzc_fixed_encode(&g, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32, p->has_fill,
-                              fill_bits(p), d_in, 1, pay0, 1, fill_shift, raw, &h.payload_len,
-                              &h.eb_abs, &sum, &held, device, stream);
+        st = hzc_fixed_encode(&g, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32, keeps_fine_codes(p),
+                              p->has_fill, fill_bits(p), d_in, 1, pay0, 1, fill_shift, raw,
+                              &h.payload_len, &h.eb_abs, &sum, &held, device, stream);
     if (want_huff && (st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL)) {
         /* auto: Huffman must be strictly smaller; when it does not fit, the backend leaves the
          * fixed-length payload in place */
@@ -576,16 +576,14 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
         uint64_t hplen;
         double heb;
         uint32_t hsum;
-        unsigned hversion;
         h5zgpu_status hst =
             hcap ? hzc_huff_encode(&hg, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32,
-                                   hf_radius(p->radius), p->has_fill, fill_bits(p), d_in, 1, pay0,
-                                   1, fill_shift, hcap, &hplen, &heb, &hsum, &held, &hversion,
-                                   device, stream)
+                                   keeps_fine_codes(p), hf_radius(p->radius), p->has_fill,
+                                   fill_bits(p), d_in, 1, pay0, 1, fill_shift, hcap, &hplen, &heb,
+                                   &hsum, &held, device, stream)
                  : H5ZGPU_E_OUTPUT_TOO_SMALL;
         if (hst == H5ZGPU_OK) {
             h.codec = H5ZGPU_CODEC_HUFFMAN;
-            h.version = hversion;
             h.payload_len = hplen;
             h.eb_abs = heb;
             sum = hsum;
@@ -651,7 +649,7 @@ h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_
     } else if (h.codec == H5ZGPU_CODEC_FIXED) {
         fl_geom g;
         fl_geom_init(&g, h.rank, h.dims);
-        st = hzc_fixed_decode(&g, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
+        st = hzc_fixed_decode(&g, h.version, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
                               (h.flags & HZ_FLAG_FILL) != 0, h.fill_bits, pay, 1, h.payload_len,
                               d_out, 1, &sum, device, stream);
         if (st == H5ZGPU_OK)

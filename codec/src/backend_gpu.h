@@ -22,38 +22,38 @@ int hzc_device_count(void);
  * coded with the fill layout only when it holds some (*held_fill = 1), and its payload then
  * starts fill_shift bytes past out (the header's fill value lies between). Writes at most cap
  * payload bytes; H5ZGPU_E_OUTPUT_TOO_SMALL when the payload needs more (*held_fill is set even
- * then). On success *len is the payload size, *eb_abs the bound applied and *sum the checksum
- * sum of the payload (hz_sum). */
+ * then). keep: the dataset may hold interpolated values (fl_quant). On success *len is the
+ * payload size, *eb_abs the bound applied and *sum the checksum sum of the payload (hz_sum). */
 h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, double eb, int is_f32,
-                               int has_fill, uint64_t fill_bits, const void *in, int in_dev,
-                               uint8_t *out, int out_dev, uint64_t fill_shift, uint64_t cap,
+                               int keep, int has_fill, uint64_t fill_bits, const void *in,
+                               int in_dev, uint8_t *out, int out_dev, uint64_t fill_shift,
+                               uint64_t cap,
                                uint64_t *len, double *eb_abs, uint32_t *sum, int *held_fill,
                                int device, void *stream);
 
-/* Decodes a payload of len bytes into the chunk's elements (has_fill: the chunk header's fill
- * flag, fill_bits its value); H5ZGPU_E_CORRUPT on any invalid length, code or offset. *sum is
+/* Decodes a payload of len bytes into the chunk's elements (version, mode, eb_abs: the chunk
+ * header's; has_fill its fill flag, fill_bits its value); H5ZGPU_E_CORRUPT on any invalid length, code or offset. *sum is
  * the checksum sum of the payload, for the caller to check. */
-h5zgpu_status hzc_fixed_decode(const fl_geom *g, h5zgpu_mode mode, double eb_abs, int is_f32,
-                               int has_fill, uint64_t fill_bits, const uint8_t *in, int in_dev,
-                               uint64_t len, void *out, int out_dev, uint32_t *sum, int device,
-                               void *stream);
+h5zgpu_status hzc_fixed_decode(const fl_geom *g, unsigned version, h5zgpu_mode mode,
+                               double eb_abs, int is_f32, int has_fill, uint64_t fill_bits,
+                               const uint8_t *in, int in_dev, uint64_t len, void *out,
+                               int out_dev, uint32_t *sum, int device, void *stream);
 
 /* Huffman payload (codec 2) with radius 2..HF_RADIUS_MAX, all on the device, the same bytes as
  * hf_encode_cpu; fill, cap and the results as hzc_fixed_encode. On H5ZGPU_E_OUTPUT_TOO_SMALL
  * nothing is written to out. */
 h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, double eb, int is_f32,
-                              unsigned radius, int has_fill, uint64_t fill_bits, const void *in,
-                              int in_dev, uint8_t *out, int out_dev, uint64_t fill_shift,
-                              uint64_t cap, uint64_t *len, double *eb_abs, uint32_t *sum,
-                              int *held_fill, unsigned *version, int device, void *stream);
+                              int keep, unsigned radius, int has_fill, uint64_t fill_bits,
+                              const void *in, int in_dev, uint8_t *out, int out_dev,
+                              uint64_t fill_shift, uint64_t cap, uint64_t *len, double *eb_abs,
+                              uint32_t *sum, int *held_fill, int device, void *stream);
 
 /* Decodes a Huffman payload of len bytes as hf_decode_cpu does, rejecting what it rejects
  * (H5ZGPU_E_CORRUPT); arguments as hzc_fixed_decode. */
 h5zgpu_status hzc_huff_decode(const hf_geom *g, unsigned version, h5zgpu_mode mode,
-                              double eb_abs, int is_f32,
-                              int has_fill, uint64_t fill_bits, const uint8_t *in, int in_dev,
-                              uint64_t len, void *out, int out_dev, uint32_t *sum, int device,
-                              void *stream);
+                              double eb_abs, int is_f32, int has_fill, uint64_t fill_bits,
+                              const uint8_t *in, int in_dev, uint64_t len, void *out, int out_dev,
+                              uint32_t *sum, int device, void *stream);
 
 /* Checksum sum (hz_sum) of n bytes of device memory. */
 h5zgpu_status hzc_sum(const void *p_dev, uint64_t n, uint32_t *sum, int device, void *stream);

@@ -26,11 +26,17 @@ HZ_HD uint64_t fl_tables_size(const fl_geom *g, int has_fill)
 /* Largest payload the encoder can produce: every block raw. */
 uint64_t fl_payload_bound(const fl_geom *g, unsigned esize, int has_fill);
 
-/* The quantiser for a chunk from its statistics (fl_stats_cpu or the GPU's reduction):
- * lo/hi are the smallest and largest finite values (ABS/REL) or the smallest log2-like
- * magnitude of the non-zero finite values (PWREL, in lo); any = 0 when there is none. */
+/* The encoder's quantiser (format version 3) for a chunk from its statistics (fl_stats_cpu or
+ * the GPU's reduction): lo/hi are the smallest and largest finite values (ABS/REL) or the
+ * smallest log2-like magnitude of the non-zero finite values (PWREL, in lo); any = 0 when there
+ * is none. The caller sets keep (the dataset's codec may interpolate) and the fill value. */
 void fl_quant_init(fl_quant *Q, h5zgpu_mode mode, double eb, int is_f32, int any, double lo,
                    double hi);
+
+/* The quantiser a decoder starts from: the chunk header's mode (REL decodes as ABS), bound and
+ * format version; the payload then gives k0 or the base (fl_get_anchor). */
+void fl_quant_decoder(fl_quant *Q, h5zgpu_mode mode, double eb_abs, int is_f32,
+                      unsigned version);
 
 /* Statistics of the chunk that fl_quant_init needs, on the CPU; fill's is_f32, has_fill and
  * fill_bits say the element type and which elements to leave out. */
@@ -43,8 +49,8 @@ h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in,
                             uint64_t cap, uint64_t *len);
 
 /* Decodes a payload of exactly len bytes into n elements; every length, code and offset is
- * checked before use (H5ZGPU_E_CORRUPT). Q supplies eb_abs from the chunk header; the base
- * comes from the payload. */
+ * checked before use (H5ZGPU_E_CORRUPT). Q comes from fl_quant_decoder and the chunk header's
+ * fill value; the payload gives its base or code offset. */
 h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, uint64_t len,
                             void *out);
 

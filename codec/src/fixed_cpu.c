@@ -62,14 +62,41 @@ void fl_quant_init(fl_quant *Q, h5zgpu_mode mode, double eb, int is_f32, int any
 {
     memset(Q, 0, sizeof *Q);
     Q->pwrel = mode == H5ZGPU_MODE_PWREL;
+    Q->rel = mode == H5ZGPU_MODE_REL;
     Q->is_f32 = is_f32;
+    Q->grid = 1;
+    Q->fine = FL_FINE_BITS;
     /* ABS/REL: the finite value nearest 0 keeps codes small for fields centred on 0 */
     Q->base = !any ? 0.0 : (mode == H5ZGPU_MODE_PWREL || lo > 0 ? lo : (hi < 0 ? hi : 0.0));
     Q->eb = eb;
-    if (mode == H5ZGPU_MODE_REL)
-        Q->eb = any ? eb * (hi - lo) : 0.0;
+    if (mode == H5ZGPU_MODE_REL) {
+        /* the largest power of two not above eb x range: the grid of a rewritten chunk whose
+         * range moved contains the old one or is contained in it (fl_prior_error) */
+        const double E = any ? eb * (hi - lo) : 0.0;
+        int e;
+        Q->eb = E > 0 && hz_is_finite(E) ? (frexp(E, &e), ldexp(0.5, e)) : E;
+    }
     Q->twoeb = 2.0 * Q->eb;
     Q->inv2eb = Q->eb > 0 ? 1.0 / Q->twoeb : 0.0;
+    Q->fine_step = ldexp(Q->twoeb, -(int)Q->fine);
+    if (Q->twoeb > 0 && Q->inv2eb > 0) {
+        double k0 = hz_sub(rint(hz_mul(Q->base, Q->inv2eb)), Q->pwrel ? 1.0 : 0.0);
+        Q->k0 = k0 <= FL_TMAX_ABS && k0 >= -FL_TMAX_ABS ? k0 : 0.0;
+    }
+}
+
+void fl_quant_decoder(fl_quant *Q, h5zgpu_mode mode, double eb_abs, int is_f32,
+                      unsigned version)
+{
+    memset(Q, 0, sizeof *Q);
+    Q->pwrel = mode == H5ZGPU_MODE_PWREL;
+    Q->is_f32 = is_f32;
+    Q->grid = version >= 3;
+    Q->fine = version >= 3 ? FL_FINE_BITS : FL_FINE_BITS_V2;
+    Q->eb = eb_abs;
+    Q->twoeb = 2.0 * eb_abs;
+    Q->inv2eb = eb_abs > 0 ? 1.0 / Q->twoeb : 0.0;
+    Q->fine_step = ldexp(Q->twoeb, -(int)Q->fine);
 }
 
 void fl_stats_cpu(const void *in, uint64_t n, const fl_quant *fill, h5zgpu_mode mode, int *any,
@@ -437,7 +464,7 @@ h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in,
         st = H5ZGPU_E_OUTPUT_TOO_SMALL;
         goto done;
     }
-    hz_put_f64(out + FL_OFF_BASE, Q->base);
+    fl_put_anchor(out + FL_OFF_BASE, Q);
     for (uint64_t t = 0; t < g->ntiles; t++) {
         hz_put_u32(out + FL_OFF_MASKS + 4 * t, ts[t].mask);
         out[FL_OFF_MASKS + 4 * g->ntiles + t] = ts[t].pred;
@@ -580,8 +607,7 @@ h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, ui
     uint64_t tables = fl_tables_size(g, Q->has_fill);
     if (len < tables)
         return H5ZGPU_E_CORRUPT;
-    Q->base = hz_get_f64(in + FL_OFF_BASE);
-    if (!hz_is_finite(Q->base))
+    if (!fl_get_anchor(in + FL_OFF_BASE, Q))
         return H5ZGPU_E_CORRUPT;
     tile_sum *ts = malloc(sizeof *ts * (g->ntiles ? g->ntiles : 1));
     if (!ts)

@@ -21,15 +21,10 @@ unsigned hf_radius(unsigned asked);
 h5zgpu_status hf_encode_cpu(const hf_geom *g, const fl_quant *Q, unsigned radius, const void *in,
                             uint8_t *out, uint64_t cap, uint64_t *len);
 
-/* The chunk format version a Huffman payload needs: 2 when it uses interpolation, else 1. */
-static inline unsigned hf_payload_version(const uint8_t *payload)
-{
-    return payload[9] == 0u ? 2u : 1u;
-}
-
-/* Decodes a payload of exactly len bytes from a chunk of the given format version (version 2
- * may use interpolation); every count, code, length and position is checked before use
- * (H5ZGPU_E_CORRUPT). Q supplies eb_abs, the mode and fill from the chunk header. */
+/* Decodes a payload of exactly len bytes from a chunk of the given format version (from 2 it may
+ * use interpolation); every count, code, length and position is checked before use
+ * (H5ZGPU_E_CORRUPT). Q comes from fl_quant_decoder and the chunk header's fill value; the
+ * payload gives its base or code offset. */
 h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, fl_quant *Q, const uint8_t *in,
                             uint64_t len, void *out);
 
@@ -57,7 +52,6 @@ h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const fl_quant *Q, const int32_
  * decoder table (2^HF_MAX_LEN entries). */
 #define HF_HEAD_MAX (HF_OFF_CODEBOOK + 4u + (HF_MAX_SYMS + 1u) / 2u)
 typedef struct hf_layout {
-    double base;
     unsigned form, order, radius, run_token, ntokens;
     uint32_t n_out, n_verb;
     uint64_t off_sub, off_stream, stream_bytes, off_out_pos, off_out_delta, off_verb_pos,

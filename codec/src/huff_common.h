@@ -127,14 +127,6 @@ HZ_HD int hf_dq_code(const fl_quant *Q, double v, int32_t *p)
     return hf_dq_keep(ok, q, p);
 }
 
-/* hf_dq_code in ABS and REL (fl_quantize_lin). */
-HZ_HD int hf_dq_code_lin(const fl_quant *Q, double v, int32_t *p)
-{
-    int64_t q = 0;
-    const int ok = fl_quantize_lin(Q, v, &q);   /* before q is read */
-    return hf_dq_keep(ok, q, p);
-}
-
 /* Lorenzo delta of element e = (z ey + y) ex + x of a tile whose codes p are in raster order;
  * neighbours outside the tile count as 0. Order 3 is 3-D Lorenzo, 2 is 2-D Lorenzo in each
  * z-plane, 1 the previous element of the tile's raster sequence: noisy fields (the Nyx-like

@@ -440,7 +440,7 @@ h5zgpu_status hf_encode_cpu(const hf_geom *g, const fl_quant *Q, unsigned radius
     }
 
     memset(out, 0, size);
-    hz_put_f64(out, Q->base);
+    fl_put_anchor(out, Q);
     out[8] = (uint8_t)E.form;
     out[9] = (uint8_t)E.order;
     hz_put_u16(out + 10, R);
@@ -523,15 +523,12 @@ h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const
         avail = len;
     if (avail < HF_OFF_CODEBOOK + 4)
         return corrupt("shorter than its fixed part");
-    L->base = hz_get_f64(in);
     L->form = in[8];
     L->radius = hz_get_u16(in + 10);
     L->run_token = hz_get_u16(in + 12);
     L->n_out = hz_get_u32(in + 16);
     L->n_verb = hz_get_u32(in + 20);
     L->order = in[9];
-    if (!hz_is_finite(L->base))
-        return corrupt("base is not a finite number");
     if (L->form > HF_FORM_PAIRS || hz_get_u16(in + 14))
         return corrupt("unknown form or reserved bytes set");
     if (L->order == HF_PRED_INTERP ? version < 2 : L->order > g->dim)
@@ -733,7 +730,10 @@ h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, fl_quant *Q, con
     }
     if ((st = hf_parse(g, version, esize, in, len, len, &L, table)) != H5ZGPU_OK)
         goto done;
-    Q->base = L.base;
+    if (!fl_get_anchor(in, Q)) {
+        st = corrupt("base or code offset out of range");
+        goto done;
+    }
     D.stream = in + L.off_stream;
     uint64_t bit = 0;
     for (uint64_t s = 0; s < g->nsub; s++) {

@@ -70,14 +70,17 @@ static uint64_t cursor_pos(ip_cursor *K, uint64_t x)
 static uint64_t code_element(ip_run *C, uint64_t pos, int sampled, uint64_t i, int32_t pred)
 {
     uint64_t bits;
-    int32_t k = 0, u = pred, p;
+    int32_t k = 0, u, p;
     double v = hz_element(C->in, C->Q->is_f32, i, &bits);
-    if (fl_is_fill(C->Q, bits))
+    if (fl_is_fill(C->Q, bits)) {
         C->kind[pos] = 1;
-    else if (hf_ip_quantize(C->Q, v, pred, &k, &u))
+        u = pred;
+    } else if (hf_ip_quantize(C->Q, v, pred, &k, &u)) {
         C->kind[pos] = 0;
-    else
+    } else { /* verbatim: delta 0's code, as the decoder takes it */
         C->kind[pos] = 2;
+        u = (int32_t)hf_ip_code(C->Q, pred, 0);
+    }
     C->u[i] = u;
     C->delta[pos] = k;
     if (!sampled)
@@ -141,14 +144,14 @@ static void decode_element(ip_run *C, uint64_t pos, uint64_t i, int32_t pred)
     const fl_quant *Q = C->Q;
     const int32_t d = C->delta[pos];
     const int fill = d == HF_MARK_FILL;
-    int64_t u = fill ? pred : pred + (int64_t)d * (1 << HF_IP_FRAC);
+    int64_t u = fill ? pred : hf_ip_code(Q, pred, d);
     if (d == HF_MARK_ESCAPE || u > HF_IP_UMAX || u < -HF_IP_UMAX) {
         __atomic_store_n(&C->bad, 1, __ATOMIC_RELAXED);
         u = pred;
     }
     C->u[i] = (int32_t)u;
     uint64_t bits = fill ? Q->fill_bits
-                         : hz_value_bits(fl_reconstruct_at(Q, hf_ip_steps(u)), Q->is_f32);
+                         : hz_value_bits(fl_reconstruct_at(Q, hf_ip_steps(Q, u)), Q->is_f32);
     hz_put_element(C->out, Q->is_f32, i, bits);
 }
 

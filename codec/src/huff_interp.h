@@ -3,8 +3,9 @@
  * interpolation with the quantiser inside the loop. The chunk's first element is predicted as
  * 0; every other element from already reconstructed neighbours along one axis, level by level
  * (steps from the largest power of two below the longest axis down to 1), and coded as the
- * rounded difference in quantisation steps. Reconstructed codes are fixed point (HF_IP_FRAC
- * fraction bits) in int32, so both executors compute the same bits with integer arithmetic.
+ * rounded difference in quantisation steps. Reconstructed codes are fixed point (Q->fine
+ * fraction bits: 4 in format version 3, 8 in version 2) in int32, so both executors compute the
+ * same bits with integer arithmetic.
  * docs/FORMAT.md, "Interpolation". */
 #ifndef H5ZGPU_HUFF_INTERP_H
 #define H5ZGPU_HUFF_INTERP_H
@@ -12,9 +13,9 @@
 #include "huff_common.h"
 
 #define HF_PRED_INTERP 0u        /* payload byte 9: interpolation instead of a Lorenzo order */
-#define HF_IP_FRAC 8u            /* fraction bits of a reconstructed code */
-/* |t| limit of a value the interpolation codes (t in quantisation steps): with the fraction
- * bits, every reconstructed code stays within +-2^30 + 2^7 and fits an int32. */
+/* |t| limit of a value the interpolation codes (t in quantisation steps): with up to 8 fraction
+ * bits (FL_FINE_BITS_V2), every reconstructed code stays within +-2^30 + 2^7 and fits an
+ * int32. */
 #define HF_IP_TMAX 4194304.0
 #define HF_IP_PMAX 1073741824    /* predictions are clamped to +-2^30 */
 #define HF_IP_UMAX (HF_IP_PMAX + 128)   /* a decoded code past this is corrupt */
@@ -134,10 +135,10 @@ HZ_HD int32_t hf_ip_predict(unsigned reach, int32_t m3, int32_t m1, int32_t p1, 
     return (int32_t)v;
 }
 
-/* A reconstructed code in quantisation steps (exact in double). */
-HZ_HD double hf_ip_steps(int64_t u)
+/* A reconstructed code in quantisation steps (exact in double): Q->fine fraction bits. */
+HZ_HD double hf_ip_steps(const fl_quant *Q, int64_t u)
 {
-    return hz_mul((double)u, 1.0 / (double)(1u << HF_IP_FRAC));
+    return hz_mul((double)u, ldexp(1.0, -(int)Q->fine));
 }
 
 HZ_HD int hf_ip_in_range(double t)
@@ -145,38 +146,53 @@ HZ_HD int hf_ip_in_range(double t)
     return t <= HF_IP_TMAX && t >= -HF_IP_TMAX;   /* false for NaN */
 }
 
-/* hf_ip_quantize in ABS and REL, without PWREL's branches (kernels choose it once a chunk) and
- * without branches of its own (fl_quantize_lin's way): *k and *u change only on success. */
-HZ_HD int hf_ip_quantize_lin(const fl_quant *Q, double x, int32_t pred, int32_t *k, int32_t *u)
+/* Whether the fine codes apply at prediction pred (format version 3, ABS and REL: inside the
+ * fine zone, FL_FINE_ZONE; always in PWREL and version 2). */
+HZ_HD int hf_ip_fine(const fl_quant *Q, int32_t pred)
 {
-    const double t = fl_lin_arg(Q, x);
-    const int in = hf_ip_in_range(t);
-    const int64_t kk = (int64_t)rint(in ? hz_sub(t, hf_ip_steps(pred)) : 0.0);
-    const int64_t uu = (int64_t)pred + kk * (1 << HF_IP_FRAC);
-    const int ok = in & fl_within(fl_round_to(Q, fl_lin_value(Q, hf_ip_steps(uu))), x, Q->eb);
-    *k = ok ? (int32_t)kk : *k;
-    *u = ok ? (int32_t)uu : *u;
-    return ok;
+    if (!Q->grid || Q->pwrel)
+        return 1;
+    const int64_t a = (int64_t)Q->k0 * ((int64_t)1 << Q->fine) + pred;
+    const int64_t lim = (int64_t)1 << (FL_FINE_ZONE + (int)Q->fine);
+    return a < lim && a > -lim;
+}
+
+/* pred rounded to whole steps (half up): where a value outside the fine zone is predicted. */
+HZ_HD int64_t hf_ip_whole(const fl_quant *Q, int32_t pred)
+{
+    return hf_ip_floor_shift((int64_t)pred + ((int64_t)1 << (Q->fine - 1)), Q->fine);
+}
+
+/* The code a value coded with delta k against pred reconstructs to: pred + k 2^fine, or outside
+ * the fine zone (whole(pred) + k) 2^fine, on the codes' grid. */
+HZ_HD int64_t hf_ip_code(const fl_quant *Q, int32_t pred, int64_t k)
+{
+    const int64_t at = hf_ip_fine(Q, pred) ? (int64_t)pred : hf_ip_whole(Q, pred) << Q->fine;
+    return at + k * ((int64_t)1 << Q->fine);
 }
 
 /* Codes x against the prediction pred: returns 1 and the delta k (in whole steps) with *u =
- * pred + k 2^HF_IP_FRAC when the reconstruction meets the bound in double precision, else 0 (x
- * is stored verbatim). The same domain, bound and sign rule as fl_quantize; in PWREL, zeros,
- * which have no logarithm, are stored verbatim. */
+ * pred + k 2^fine when the reconstruction may replace x (fl_accept: within the bound, and given
+ * back by a later write of the chunk), else 0 (x is stored verbatim): the same domain and rules
+ * as fl_quantize; in PWREL, zeros, which have no logarithm, are stored verbatim. *k and *u
+ * change only on success. */
 HZ_HD int hf_ip_quantize(const fl_quant *Q, double x, int32_t pred, int32_t *k, int32_t *u)
 {
     double t, lim;
-    if (!Q->pwrel)
-        return hf_ip_quantize_lin(Q, x, pred, k, u);
-    if (!fl_quant_arg(Q, x, &t, &lim) || !hf_ip_in_range(t))
-        return 0;
-    int64_t kk = (int64_t)rint(hz_sub(t, hf_ip_steps(pred)));
-    int64_t uu = (int64_t)pred + kk * (1 << HF_IP_FRAC);
-    if (!fl_within(fl_reconstruct_at(Q, hf_ip_steps(uu)), x, lim))
-        return 0;
-    *k = (int32_t)kk;
-    *u = (int32_t)uu;
-    return 1;
+    const int fine = hf_ip_fine(Q, pred);
+    /* a value coded on the fine grid lies inside the fine zone, so that a later write of the
+     * chunk knows it may be one (fl_on_fine_grid, fl_prior_error) */
+    const int in = fl_quant_arg(Q, x, &t, &lim) && hf_ip_in_range(t) &&
+                   (!fine || Q->pwrel || !Q->grid ||
+                    fabs(hz_mul(x, Q->inv2eb)) < ldexp(1.0, FL_FINE_ZONE));
+    const double at = fine ? hf_ip_steps(Q, pred) : (double)hf_ip_whole(Q, pred);
+    const int64_t kk = (int64_t)rint(in ? hz_sub(t, at) : 0.0);
+    const int64_t uu = hf_ip_code(Q, pred, kk);
+    const double v = fl_reconstruct_wide(Q, hf_ip_steps(Q, uu));
+    const int ok = in && fl_accept(Q, x, fl_round_to(Q, v), v, (double)uu, Q->fine);
+    *k = ok ? (int32_t)kk : *k;
+    *u = ok ? (int32_t)uu : *u;
+    return ok;
 }
 
 /* Tile-major position of the element at (z, y, x) of the folded chunk. */

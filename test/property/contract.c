@@ -69,7 +69,15 @@ double hc_expected_eb_abs(const h5zgpu_params *p, unsigned codec, const hc_range
 {
     if (codec == 0)
         return 0.0;
-    if (p->mode == H5ZGPU_MODE_REL)
-        return r->any ? p->eb * r->range : 0.0;
+    if (p->mode == H5ZGPU_MODE_REL) {
+        const double E = r->any ? p->eb * r->range : 0.0;
+        int e;
+        return E > 0 ? (frexp(E, &e), ldexp(0.5, e)) : E;
+    }
     return p->eb;
+}
+
+unsigned hc_expected_version(unsigned codec)
+{
+    return codec == 0 ? 1u : 3u;
 }

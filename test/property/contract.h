@@ -32,8 +32,11 @@ hc_range hc_finite_range(const h5zgpu_params *p, const void *a, size_t n);
 uint64_t hc_check_values(const h5zgpu_params *p, const void *in, const void *out, size_t n,
                          const hc_range *r, char *why, size_t whylen);
 
-/* The eb_abs FORMAT.md says a chunk's header records: ABS eb, REL eb x range, PWREL eb, and 0
- * for a chunk stored raw (codec 0). */
+/* The eb_abs FORMAT.md says a chunk's header records: ABS eb, REL the largest power of two not
+ * above eb x range, PWREL eb, and 0 for a chunk stored raw (codec 0). */
 double hc_expected_eb_abs(const h5zgpu_params *p, unsigned codec, const hc_range *r);
+
+/* The format version FORMAT.md says a chunk's header records: 1 for a chunk stored raw, else 3. */
+unsigned hc_expected_version(unsigned codec);
 
 #endif
