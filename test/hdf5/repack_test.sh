@@ -44,6 +44,15 @@ for codec in 1 2 0; do
     done
 done
 
+# a filter refused at create (a bad H5ZGPU_DEVICE): h5repack copies the dataset with its
+# original settings; our reason must reach the user through its warning and error stack
+H5ZGPU_DEVICE=bogus "$h5repack" -v --enable-error-stack -f UD=33900,0,4,1,0,"$lo","$hi" in.h5 \
+    refused.h5 > refused.txt 2>&1 || true
+grep -q "could not create dataset" refused.txt ||
+    fail "h5repack did not warn that it could not create a dataset with the filter"
+grep -q "h5zgpu: H5ZGPU_DEVICE='bogus' is not auto, cpu, gpu or gpu:N" refused.txt ||
+    fail "h5repack's error stack lacks our reason for refusing the filter"
+
 # a damaged stored chunk: h5dump must exit non-zero with our message on the error stack
 "$tool" corrupt corrupt.h5 > /dev/null || fail "could not make corrupt.h5"
 if "$h5dump" --enable-error-stack corrupt.h5 > /dev/null 2> dump_err.txt; then
