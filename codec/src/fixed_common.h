@@ -66,6 +66,7 @@ typedef struct fl_quant {
     double eb;       /* ABS: the bound; REL: the power of two applied; PWREL: the relative bound */
     double twoeb;
     double inv2eb;   /* 1/(2eb), or 0 when eb == 0 (every value must then equal base) */
+    double unit;     /* 2^-fine */
     double fine_step; /* 2eb / 2^fine */
     /* encoder only: what values a chunk may already hold from an earlier write of it */
     int rel;         /* REL: the grid follows the chunk's range (fl_prior_error) */
@@ -218,6 +219,7 @@ HZ_HD int fl_in_range(double t)
  * they are from fresh ones costs little (fl_on_fine_grid, fl_prior_error). PWREL's log-like
  * domain has its fine grid far above its values' resolution and needs no zone. */
 #define FL_FINE_ZONE 9
+#define FL_FINE_ZONE_STEPS 512.0   /* 2^FL_FINE_ZONE */
 #define FL_FINE_SIGBITS ((int)(FL_FINE_ZONE + FL_FINE_BITS + 1))
 
 /* The exponent of the lowest set bit of x (finite, not 0) as the element type holds it, and
@@ -263,7 +265,7 @@ HZ_HD double fl_prior_error(const fl_quant *Q, double x)
         return INFINITY;
     int bits;
     const int low = fl_lowbit(Q, x, &bits);
-    return ldexp(1.0, low - 1 + (Q->keep && bits <= FL_FINE_SIGBITS ? (int)Q->fine : 0));
+    return hz_pow2(low - 1 + (Q->keep && bits <= FL_FINE_SIGBITS ? (int)Q->fine : 0));
 }
 
 /* ABS and PWREL: whether x may be a value an earlier write of its chunk stored on the fine grid
@@ -274,7 +276,7 @@ HZ_HD int fl_on_fine_grid(const fl_quant *Q, double x)
     const double a = Q->pwrel ? (x < 0 ? -x : x) : x;
     const double ta = fl_abs_arg(Q, a);
     /* within half a step of the zone, where the interpolation's values lie */
-    if (!Q->pwrel && !(fabs(ta) < ldexp(1.0, FL_FINE_ZONE) + 1.0))
+    if (!Q->pwrel && !(fabs(ta) < FL_FINE_ZONE_STEPS + 1.0))
         return 0;
     const double u = rint(hz_mul(ta, (double)(1u << Q->fine)));
     const double v = hz_mul(u, Q->fine_step);

@@ -78,7 +78,8 @@ void fl_quant_init(fl_quant *Q, h5zgpu_mode mode, double eb, int is_f32, int any
     }
     Q->twoeb = 2.0 * Q->eb;
     Q->inv2eb = Q->eb > 0 ? 1.0 / Q->twoeb : 0.0;
-    Q->fine_step = ldexp(Q->twoeb, -(int)Q->fine);
+    Q->unit = ldexp(1.0, -(int)Q->fine);
+    Q->fine_step = hz_mul(Q->twoeb, Q->unit);
     if (Q->twoeb > 0 && Q->inv2eb > 0) {
         double k0 = hz_sub(rint(hz_mul(Q->base, Q->inv2eb)), Q->pwrel ? 1.0 : 0.0);
         Q->k0 = k0 <= FL_TMAX_ABS && k0 >= -FL_TMAX_ABS ? k0 : 0.0;
@@ -96,7 +97,8 @@ void fl_quant_decoder(fl_quant *Q, h5zgpu_mode mode, double eb_abs, int is_f32,
     Q->eb = eb_abs;
     Q->twoeb = 2.0 * eb_abs;
     Q->inv2eb = eb_abs > 0 ? 1.0 / Q->twoeb : 0.0;
-    Q->fine_step = ldexp(Q->twoeb, -(int)Q->fine);
+    Q->unit = ldexp(1.0, -(int)Q->fine);
+    Q->fine_step = hz_mul(Q->twoeb, Q->unit);
 }
 
 void fl_stats_cpu(const void *in, uint64_t n, const fl_quant *fill, h5zgpu_mode mode, int *any,

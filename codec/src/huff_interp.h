@@ -138,7 +138,7 @@ HZ_HD int32_t hf_ip_predict(unsigned reach, int32_t m3, int32_t m1, int32_t p1, 
 /* A reconstructed code in quantisation steps (exact in double): Q->fine fraction bits. */
 HZ_HD double hf_ip_steps(const fl_quant *Q, int64_t u)
 {
-    return hz_mul((double)u, ldexp(1.0, -(int)Q->fine));
+    return hz_mul((double)u, Q->unit);
 }
 
 HZ_HD int hf_ip_in_range(double t)
@@ -184,7 +184,7 @@ HZ_HD int hf_ip_quantize(const fl_quant *Q, double x, int32_t pred, int32_t *k, 
      * chunk knows it may be one (fl_on_fine_grid, fl_prior_error) */
     const int in = fl_quant_arg(Q, x, &t, &lim) && hf_ip_in_range(t) &&
                    (!fine || Q->pwrel || !Q->grid ||
-                    fabs(hz_mul(x, Q->inv2eb)) < ldexp(1.0, FL_FINE_ZONE));
+                    fabs(hz_mul(x, Q->inv2eb)) < FL_FINE_ZONE_STEPS);
     const double at = fine ? hf_ip_steps(Q, pred) : (double)hf_ip_whole(Q, pred);
     const int64_t kk = (int64_t)rint(in ? hz_sub(t, at) : 0.0);
     const int64_t uu = hf_ip_code(Q, pred, kk);

@@ -58,6 +58,18 @@ HZ_HD int hz_is_finite(double v)
     return v - v == 0.0;   /* NaN and +-Inf give NaN */
 }
 
+/* 2^n, exact: ldexp(1.0, n), built from its bits where it is a normal double (ldexp is a
+ * library call on the device). */
+HZ_HD double hz_pow2(int n)
+{
+    if (n < -1022 || n > 1023)
+        return ldexp(1.0, n);
+    const uint64_t b = (uint64_t)(n + 1023) << 52;
+    double v;
+    memcpy(&v, &b, 8);
+    return v;
+}
+
 /* Little-endian stores and loads, byte by byte so alignment never matters. */
 HZ_HD void hz_put_u16(uint8_t *p, uint32_t v)
 {
