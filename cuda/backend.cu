@@ -389,7 +389,7 @@ static h5zgpu_status check_tiles(const fl_geom *g)
 /* The statistics pass on the device, then the quantiser on the host from its results. */
 static h5zgpu_status quant_on_device(hzc_call *c, const void *d_in, uint64_t n, h5zgpu_mode mode,
                                      double eb, int is_f32, int keep, int has_fill,
-                                     uint64_t fill_bits, fl_quant *Q)
+                                     uint64_t fill_bits, qz_quant *Q)
 {
     h5zgpu_status st = H5ZGPU_OK;
     hzc_ws *w = c->ws;
@@ -399,7 +399,7 @@ static h5zgpu_status quant_on_device(hzc_call *c, const void *d_in, uint64_t n, 
        "launch of the statistics kernel");
     if ((st = sync_scalars(c)) != H5ZGPU_OK)
         goto done;
-    fl_quant_init(Q, mode, eb, is_f32, w->hsc->any, w->hsc->lo, w->hsc->hi);
+    qz_init(Q, mode, eb, is_f32, w->hsc->any, w->hsc->lo, w->hsc->hi);
     Q->keep = keep;
     /* a chunk without fill elements is coded as if it had no fill value (FORMAT.md) */
     Q->has_fill = has_fill && w->hsc->fill_seen;
@@ -436,7 +436,7 @@ extern "C" h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, do
                                           int device, void *stream)
 {
     hzc_call c;
-    fl_quant Q;
+    qz_quant Q;
     const void *d_in;
     uint8_t *dst;
     const uint64_t n = g->nz * g->ny * g->nx, raw = n * (is_f32 ? 4u : 8u);
@@ -499,7 +499,7 @@ extern "C" h5zgpu_status hzc_fixed_decode(const fl_geom *g, unsigned version,
                                           uint32_t *sum, int device, void *stream)
 {
     hzc_call c;
-    fl_quant Q;
+    qz_quant Q;
     const void *d_in;
     void *d_out;
     const uint64_t n = g->nz * g->ny * g->nx, raw = n * (is_f32 ? 4u : 8u);
@@ -512,7 +512,7 @@ extern "C" h5zgpu_status hzc_fixed_decode(const fl_geom *g, unsigned version,
                                          "tables (%llu): the chunk is damaged",
                        (unsigned long long)len, (unsigned long long)tables);
     /* as the CPU decoder: the bound and version from the header, the anchor from the payload */
-    fl_quant_decoder(&Q, mode, eb_abs, is_f32, version);
+    qz_decoder(&Q, mode, eb_abs, is_f32, version);
     Q.has_fill = has_fill;
     Q.fill_bits = fill_bits;
     if ((st = call_begin(&c, device, stream)) != H5ZGPU_OK)
@@ -564,7 +564,7 @@ extern "C" h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, dou
                                          uint32_t *sum, int *held_fill, int device, void *stream)
 {
     hzc_call c;
-    fl_quant Q;
+    qz_quant Q;
     const void *d_in;
     hzc_huff_bufs b;
     const unsigned esize = is_f32 ? 4u : 8u;
@@ -639,7 +639,7 @@ extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, unsigned version, h5z
                                          int out_dev, uint32_t *sum, int device, void *stream)
 {
     hzc_call c;
-    fl_quant Q;
+    qz_quant Q;
     hf_layout L;
     const void *d_in;
     void *d_out;
@@ -649,7 +649,7 @@ extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, unsigned version, h5z
     uint16_t *table;
     h5zgpu_status st;
     /* as the CPU decoder: the bound and version from the header, the anchor from the payload */
-    fl_quant_decoder(&Q, mode, eb_abs, is_f32, version);
+    qz_decoder(&Q, mode, eb_abs, is_f32, version);
     Q.has_fill = has_fill;
     Q.fill_bits = fill_bits;
     if ((st = call_begin(&c, device, stream)) != H5ZGPU_OK)
@@ -670,7 +670,7 @@ extern "C" h5zgpu_status hzc_huff_decode(const hf_geom *g, unsigned version, h5z
     }
     if ((st = hf_parse(g, version, esize, head, nhead, len, &L, table)) != H5ZGPU_OK)
         goto done;
-    if (!fl_get_anchor(head, &Q)) {
+    if (!qz_get_anchor(head, &Q)) {
         st = hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed (base or code offset out of "
                                        "range): the chunk is damaged");
         goto done;

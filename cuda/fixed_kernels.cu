@@ -57,7 +57,7 @@ __device__ __forceinline__ int64_t residual(unsigned pred, const int64_t *q, uns
 
 __device__ __forceinline__ uint32_t magnitude(int64_t r)
 {
-    return (uint32_t)(r < 0 ? (uint64_t)-r : (uint64_t)r);   /* |r| <= 2^31 (FL_QMAX) */
+    return (uint32_t)(r < 0 ? (uint64_t)-r : (uint64_t)r);   /* |r| <= 2^31 (QZ_QMAX) */
 }
 
 /* Codes of a block with fill elements under a predictor (one lane): each fill element past the
@@ -73,7 +73,7 @@ __device__ void fill_codes(unsigned pred, const int64_t *q, uint64_t fill, int64
 
 struct enc_args {
     fl_geom g;
-    fl_quant Q;
+    qz_quant Q;
     const void *in;
     uint8_t *tab;               /* base | masks | predictors | header bytes */
     uint8_t *pay;               /* block payloads, from offset 0 */
@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
     __syncthreads();
     const uint64_t t = tile_s, b0 = t * FL_TILE;
     const unsigned nb = (unsigned)min((uint64_t)FL_TILE, g.nblocks - b0);
-    const fl_quant Q = a.Q;
+    const qz_quant Q = a.Q;
 
     /* Pass A: quantise each block; its residual statistics under every predictor. The warp's
      * loads are issued together, before any of them is used. */
@@ -135,8 +135,8 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
             unsigned e = lane + 32 * h;
             int64_t q = 0;
             valid[h] = vbits >> (2 * k + h) & 1u;
-            isfill[h] = valid[h] && fl_is_fill(&Q, raw_bits(&val[k][h]));
-            if (valid[h] && !isfill[h] && !fl_quantize(&Q, (double)val[k][h], &q))
+            isfill[h] = valid[h] && qz_is_fill(&Q, raw_bits(&val[k][h]));
+            if (valid[h] && !isfill[h] && !qz_quantize(&Q, (double)val[k][h], &q))
                 ok = false;
             q_s[blk][e] = q;
         }
@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
             if (Q.has_fill)
                 hz_put_u32(a.tab + FL_OFF_MASKS + 5 * g.ntiles + 4 * t, fmask);
             if (t == 0)
-                fl_put_anchor(a.tab + FL_OFF_BASE, &Q);
+                qz_put_anchor(a.tab + FL_OFF_BASE, &Q);
             if (t == g.ntiles - 1) {
                 a.sc->nhdr_total = excl[0] + agg[0];
                 a.sc->bytes_total = excl[1] + agg[1];
@@ -300,7 +300,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_encode_kernel(const enc_args a
         const unsigned code = hdr & 63u, wb = fl_wbytes(hdr >> 6);
         const int64_t corner = delta ? (int64_t)((uint64_t)q_s[blk][0] - (uint64_t)prev_s[blk])
                                      : __shfl_sync(FULL, r0, 0);
-        const uint64_t zc = fl_zigzag(corner);
+        const uint64_t zc = hz_zigzag(corner);
         if (lane < wb)
             dst[lane] = (uint8_t)(zc >> (8 * lane));
         dst += wb;
@@ -362,7 +362,7 @@ __device__ __forceinline__ void by_diagonals(int64_t *q, const int64_t *r)
 
 struct dec_args {
     fl_geom g;
-    fl_quant Q;
+    qz_quant Q;
     const uint8_t *in;
     uint64_t len;
     void *out;
@@ -386,7 +386,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
     __shared__ int64_t prev_s[FL_TILE];   /* delta corners: q0 of the previous coded block */
     __shared__ uint64_t tile_s, pay_s;
     __shared__ unsigned pred_s, bad_s, mask_s, fmask_s;
-    __shared__ fl_quant Q_s;   /* a.Q with the payload's anchor */
+    __shared__ qz_quant Q_s;   /* a.Q with the payload's anchor */
 
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const fl_geom &g = a.g;
@@ -406,8 +406,8 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
             a.Q.has_fill ? hz_get_u32(in + FL_OFF_MASKS + 5 * g.ntiles + 4 * t) : 0u;
         const unsigned pred = in[FL_OFF_MASKS + 4 * g.ntiles + t];
         const uint64_t nhdr_total = a.sc->nhdr_total;
-        fl_quant Q = a.Q;
-        const bool anchored = fl_get_anchor(in + FL_OFF_BASE, &Q);
+        qz_quant Q = a.Q;
+        const bool anchored = qz_get_anchor(in + FL_OFF_BASE, &Q);
         const unsigned fbit = fmask >> lane & 1u;
         bool bad = (pred & ~FL_TILE_CORNER_DELTA) >= S::NP ||
                    (nb < FL_TILE && ((mask | fmask) >> nb) != 0) ||
@@ -447,7 +447,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
             uint64_t zc = 0;
             for (unsigned i = 0; i < fl_wbytes(hdr >> 6); i++)
                 zc |= (uint64_t)src[i] << (8 * i);
-            corner = (uint64_t)fl_unzigzag(zc);
+            corner = (uint64_t)hz_unzigzag(zc);
         }
         uint64_t csum = corner;
         for (unsigned d = 1; d < 32; d <<= 1) {
@@ -473,7 +473,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
     if (bad_s)
         return;
 
-    const fl_quant Q = Q_s;
+    const qz_quant Q = Q_s;
     const unsigned pred = pred_s & ~FL_TILE_CORNER_DELTA, delta = pred_s >> 7;
     T *out = (T *)a.out;
     int64_t *q = q_s[warp];
@@ -558,7 +558,7 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
                 r[1] = (w[1] >> lane & 1u) ? -m1 : m1;
             }
             if (lane == 0)
-                r[0] = fl_unzigzag(zc);
+                r[0] = hz_unzigzag(zc);
         }
         if (delta && lane == 0)
             r[0] = (int64_t)((uint64_t)r[0] + (uint64_t)prev_s[blk]);
@@ -589,8 +589,8 @@ __global__ void __launch_bounds__(HZC_THREADS) fl_decode_kernel(const dec_args a
                 continue;
             if (fill >> (lane + 32 * h) & 1u)
                 put_fill(out, idx[h], Q.fill_bits);
-            else   /* rounded to T once: fl_reconstruct's value */
-                out[idx[h]] = (T)fl_reconstruct_wide(&Q, (double)q[lane + 32 * h]);
+            else   /* rounded to T once: qz_reconstruct's value */
+                out[idx[h]] = (T)qz_reconstruct_wide(&Q, (double)q[lane + 32 * h]);
         }
         __syncwarp();
     }
@@ -718,9 +718,9 @@ __device__ __forceinline__ void stats_take(T x, int has_fill, uint64_t fill_bits
     hi = x > hi ? x : hi;
 }
 
-/* fl_stats_cpu's reduction, 16 bytes a load where the input is 16-byte aligned (the order of
- * the comparisons does not matter: a signed zero as the range's end leaves fl_quant_init's
- * base 0). PWREL: fl_log2lin is monotone, so the smallest L(|x|) is L of the smallest non-zero
+/* qz_stats_cpu's reduction, 16 bytes a load where the input is 16-byte aligned (the order of
+ * the comparisons does not matter: a signed zero as the range's end leaves qz_init's
+ * base 0). PWREL: qz_log2lin is monotone, so the smallest L(|x|) is L of the smallest non-zero
  * |x|, taken once in the final kernel. */
 template <typename T, bool PWREL>
 __global__ void __launch_bounds__(HZC_THREADS)
@@ -762,8 +762,8 @@ __global__ void __launch_bounds__(HZC_THREADS)
     mm_block(&m);
     if (threadIdx.x == 0) {
         sc->any = m.lo <= m.hi;
-        sc->lo = !sc->any ? 0.0 : (PWREL ? fl_log2lin(m.lo) : m.lo);
-        sc->hi = !sc->any ? 0.0 : (PWREL ? fl_log2lin(m.hi) : (m.hi == m.lo ? m.lo : m.hi));
+        sc->lo = !sc->any ? 0.0 : (PWREL ? qz_log2lin(m.lo) : m.lo);
+        sc->hi = !sc->any ? 0.0 : (PWREL ? qz_log2lin(m.hi) : (m.hi == m.lo ? m.lo : m.hi));
     }
 }
 
@@ -822,7 +822,7 @@ static void encode_as(const enc_args &a, cudaStream_t s)
     fl_encode_kernel<T, DIM><<<(unsigned)a.g.ntiles, HZC_THREADS, 0, s>>>(a);
 }
 
-cudaError_t hzc_launch_encode(const fl_geom *g, const fl_quant *Q, const void *in, uint8_t *tab,
+cudaError_t hzc_launch_encode(const fl_geom *g, const qz_quant *Q, const void *in, uint8_t *tab,
                               uint8_t *pay, uint64_t paycap, unsigned long long *status,
                               hzc_scalars *sc, cudaStream_t s)
 {
@@ -840,7 +840,7 @@ static void decode_as(const dec_args &a, cudaStream_t s)
     fl_decode_kernel<T, DIM><<<(unsigned)a.g.ntiles, HZC_THREADS, 0, s>>>(a);
 }
 
-cudaError_t hzc_launch_decode(const fl_geom *g, const fl_quant *Q, const uint8_t *in,
+cudaError_t hzc_launch_decode(const fl_geom *g, const qz_quant *Q, const uint8_t *in,
                               uint64_t len, void *out, unsigned long long *status,
                               hzc_scalars *sc, cudaStream_t s)
 {

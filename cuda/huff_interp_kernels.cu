@@ -20,7 +20,7 @@
  * kernel) the codes are in raster order and each element's results go straight out. */
 struct ip_args {
     hf_geom g;
-    fl_quant Q;
+    qz_quant Q;
     const void *in;
     int32_t *u;                  /* reconstructed codes: raster order, or the even lattice */
     int32_t *delta;              /* tile-major: every delta (decoder), outliers' (encoder) */
@@ -108,12 +108,12 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, T v, int32_t pred, 
                                            unsigned *cost, int32_t *d)
 {
     if (ENCODE) {
-        fl_quant Q = a.Q;
+        qz_quant Q = a.Q;
         if (LIN)
             Q.pwrel = 0;
         /* without branches: a fill value's code is worked out, then dropped */
         int32_t k = 0, u = pred;
-        const bool fill = fl_is_fill(&Q, hf_bits(v));
+        const bool fill = qz_is_fill(&Q, hf_bits(v));
         const bool coded = hf_ip_quantize(&Q, (double)v, pred, &k, &u);
         k = fill ? 0 : k;
         /* a verbatim element takes delta 0's code, as the decoder does */
@@ -145,13 +145,13 @@ __device__ __forceinline__ int32_t ip_result(int32_t u, int32_t d)
 }
 
 /* The decoded value's bits of a code u (the fill value's for HF_MARK_FILL): the value rounded
- * to T once, fl_reconstruct_at's. */
+ * to T once, qz_reconstruct_at's. */
 template <typename T>
 __device__ __forceinline__ uint64_t ip_value_bits(const ip_args &a, int32_t u)
 {
     if (u == HF_MARK_FILL)
         return a.Q.fill_bits;
-    return hf_bits((T)fl_reconstruct_wide(&a.Q, hf_ip_steps(&a.Q, u)));
+    return hf_bits((T)qz_reconstruct_wide(&a.Q, hf_ip_steps(&a.Q, u)));
 }
 
 /* The decoded value of the element at raster index i from its code u (or HF_MARK_FILL). */
@@ -784,7 +784,7 @@ static cudaError_t ip_launch_passes(ip_args a, cudaStream_t s)
     return cudaGetLastError();
 }
 
-static ip_args ip_args_of(const hf_geom *g, const fl_quant *Q, int32_t *u, int32_t *delta)
+static ip_args ip_args_of(const hf_geom *g, const qz_quant *Q, int32_t *u, int32_t *delta)
 {
     ip_args a = {};
     a.g = *g;
@@ -794,7 +794,7 @@ static ip_args ip_args_of(const hf_geom *g, const fl_quant *Q, int32_t *u, int32
     return a;
 }
 
-cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned R, const void *in,
+cudaError_t hzc_ip_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned R, const void *in,
                                  uint16_t *tok, int32_t *u, int32_t *delta, int32_t *delta2,
                                  hzc_huff_plan *plan, cudaStream_t s)
 {
@@ -811,7 +811,7 @@ cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned R
     return Q->is_f32 ? ip_launch_passes<float, true>(a, s) : ip_launch_passes<double, true>(a, s);
 }
 
-cudaError_t hzc_ip_launch_decode(const hf_geom *g, const fl_quant *Q, const hf_layout *L,
+cudaError_t hzc_ip_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,
                                  const uint8_t *in, const int32_t *delta, int32_t *u, void *out,
                                  hzc_scalars *sc, int sms, cudaStream_t s)
 {

@@ -143,7 +143,7 @@ __device__ __forceinline__ uint64_t hf_size(const hf_geom &g, unsigned esize, un
 
 struct hf_enc_args {
     hf_geom g;
-    fl_quant Q;
+    qz_quant Q;
     unsigned R;
     const void *in;
     hzc_huff_bufs b;
@@ -208,12 +208,12 @@ __device__ __forceinline__ void hf_coords_of(const hf_tile &tl, unsigned e, unsi
  * of elements. LIN: the chunk's mode is ABS or REL, which lets the compiler drop PWREL's
  * branches. Offsets from the tile's first element are 32-bit: chunks hold < 2^32 elements. */
 template <typename T, int DIM, bool WHOLE, bool MARKS, bool LIN = false>
-__device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *in,
+__device__ void hf_quantise_tile(const hf_geom &g, const qz_quant &Q, const T *in,
                                  const hf_tile &tl, int32_t *p_s, uint32_t *fill_s,
                                  uint32_t *verb_s)
 {
     using S = hf_shape<DIM>;
-    fl_quant Qm = Q;
+    qz_quant Qm = Q;
     if (LIN)
         Qm.pwrel = 0;
     const unsigned tn = WHOLE ? S::Z * S::Y * S::X : hf_tile_n(tl), lane = threadIdx.x & 31u;
@@ -242,7 +242,7 @@ __device__ void hf_quantise_tile(const hf_geom &g, const fl_quant &Q, const T *i
             bool fill = false, verb = false;
             /* without branches: a fill value's code is worked out, then dropped */
             if (full || e < tn) {
-                fill = fl_is_fill(&Qm, hf_bits(v[k]));
+                fill = qz_is_fill(&Qm, hf_bits(v[k]));
                 const bool coded = hf_dq_code(&Qm, (double)v[k], &p);
                 verb = !fill && !coded;
                 p_s[e] = fill ? 0 : p;
@@ -1612,7 +1612,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_tail_kernel(const hf_enc_args a
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < items;
          i += (uint64_t)gridDim.x * blockDim.x) {
         if (i == 0) {
-            fl_put_anchor(dst, &a.Q);
+            qz_put_anchor(dst, &a.Q);
             dst[8] = (uint8_t)P->form;
             dst[9] = (uint8_t)P->pred;
             hz_put_u16(dst + 10, a.R);
@@ -1682,7 +1682,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_sum_kernel(const hf_enc_args a)
 
 struct hf_dec_args {
     hf_geom g;
-    fl_quant Q;
+    qz_quant Q;
     hf_layout L;
     const uint8_t *in;
     const uint16_t *table;
@@ -2309,7 +2309,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_dtile_kernel(const hf_dec_args 
         } else if (fill_s[e >> 5] >> (e & 31u) & 1u) {
             hf_put_bits(out, i, a.Q.fill_bits);
         } else {
-            out[i] = (T)fl_reconstruct_wide(&a.Q, (double)(int32_t)s[e]);   /* rounded to T once */
+            out[i] = (T)qz_reconstruct_wide(&a.Q, (double)(int32_t)s[e]);   /* rounded to T once */
         }
     }
 }
@@ -2363,7 +2363,7 @@ static cudaError_t hf_tiles_encode_dim(const hf_enc_args &a, cudaStream_t s)
                           : hf_tiles_encode<T, 1>(a, s);
 }
 
-cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned radius,
+cudaError_t hzc_huff_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned radius,
                                    const void *in, const hzc_huff_bufs *b, hzc_scalars *sc,
                                    int sms, cudaStream_t s)
 {
@@ -2393,7 +2393,7 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
     return cudaGetLastError();
 }
 
-cudaError_t hzc_huff_launch_decode(const hf_geom *g, const fl_quant *Q, const hf_layout *L,
+cudaError_t hzc_huff_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,
                                    const uint8_t *in, uint64_t len, const uint16_t *table,
                                    int32_t *delta, uint64_t *suboff, void *out, hzc_scalars *sc,
                                    int sms, cudaStream_t s)

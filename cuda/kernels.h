@@ -53,7 +53,7 @@ cudaError_t hzc_launch_stats(const void *in, uint64_t n, int is_f32, int pwrel, 
 cudaError_t hzc_launch_sum(const uint8_t *p, uint64_t n, uint64_t npop, hzc_scalars *sc, int sms,
                            cudaStream_t s);
 
-cudaError_t hzc_launch_encode(const fl_geom *g, const fl_quant *Q, const void *in, uint8_t *tab,
+cudaError_t hzc_launch_encode(const fl_geom *g, const qz_quant *Q, const void *in, uint8_t *tab,
                               uint8_t *pay, uint64_t paycap, unsigned long long *status,
                               hzc_scalars *sc, cudaStream_t s);
 
@@ -63,7 +63,7 @@ cudaError_t hzc_launch_assemble(const uint8_t *tab, const uint8_t *pay, uint8_t 
                                 uint64_t cap, uint64_t tables, hzc_scalars *sc, int sms,
                                 cudaStream_t s);
 
-cudaError_t hzc_launch_decode(const fl_geom *g, const fl_quant *Q, const uint8_t *in,
+cudaError_t hzc_launch_decode(const fl_geom *g, const qz_quant *Q, const uint8_t *in,
                               uint64_t len, void *out, unsigned long long *status,
                               hzc_scalars *sc, cudaStream_t s);
 
@@ -159,7 +159,7 @@ typedef struct hzc_huff_bufs {
 
 /* Encodes the payload into b->dst; sc->bytes_total receives its size (above cap: nothing was
  * written) and sc->sum, which the caller zeroes, its checksum sum. */
-cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned radius,
+cudaError_t hzc_huff_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned radius,
                                    const void *in, const hzc_huff_bufs *b, hzc_scalars *sc,
                                    int sms, cudaStream_t s);
 
@@ -169,7 +169,7 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned
  * tok (HZC_TOK_VERBATIM for a verbatim value) and an outlier's delta at its place in delta
  * (else tok is left partly written). u (n int32) and delta2 (hzc_ip_even_count int32) are
  * scratch. */
-cudaError_t hzc_ip_launch_encode(const hf_geom *g, const fl_quant *Q, unsigned R, const void *in,
+cudaError_t hzc_ip_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned R, const void *in,
                                  uint16_t *tok, int32_t *u, int32_t *delta, int32_t *delta2,
                                  hzc_huff_plan *plan, cudaStream_t s);
 
@@ -181,7 +181,7 @@ static inline uint64_t hzc_ip_even_count(const hf_geom *g)
 
 /* Values from the deltas of an interpolated payload (outliers placed), u n int32 of scratch,
  * then its verbatim values; a damaged delta sets sc->corrupt. */
-cudaError_t hzc_ip_launch_decode(const hf_geom *g, const fl_quant *Q, const hf_layout *L,
+cudaError_t hzc_ip_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,
                                  const uint8_t *in, const int32_t *delta, int32_t *u, void *out,
                                  hzc_scalars *sc, int sms, cudaStream_t s);
 
@@ -189,7 +189,7 @@ cudaError_t hzc_ip_launch_decode(const hf_geom *g, const fl_quant *Q, const hf_l
  * the decoder table it built (table, device, 16-byte aligned). delta holds n int32 (2n for
  * interpolation, whose codes take the second half) and is 16-byte aligned; suboff holds
  * nsub + 1 offsets. Any inconsistency sets sc->corrupt (zeroed by the caller). */
-cudaError_t hzc_huff_launch_decode(const hf_geom *g, const fl_quant *Q, const hf_layout *L,
+cudaError_t hzc_huff_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,
                                    const uint8_t *in, uint64_t len, const uint16_t *table,
                                    int32_t *delta, uint64_t *suboff, void *out, hzc_scalars *sc,
                                    int sms, cudaStream_t s);

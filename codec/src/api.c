@@ -1,5 +1,5 @@
 /* The public API: parameter checks, executor choice with CPU fallback, raw fallback, the
- * chunk header and its checksum. Codec internals live in fixed_cpu.c and cuda/. */
+ * chunk header and its checksum. Codec internals live in fixed_cpu.c, huff_cpu.c and cuda/. */
 #include "h5zgpu.h"
 
 #include "chunk.h"
@@ -213,17 +213,17 @@ static int keeps_fine_codes(const h5zgpu_params *p)
 /* The quantiser from the chunk's statistics on the CPU, computed once for either codec. */
 typedef struct hz_cpu_quant {
     int ready;
-    fl_quant Q;
+    qz_quant Q;
 } hz_cpu_quant;
 
-static const fl_quant *cpu_quant(hz_cpu_quant *c, const h5zgpu_params *p, const void *in)
+static const qz_quant *cpu_quant(hz_cpu_quant *c, const h5zgpu_params *p, const void *in)
 {
     if (!c->ready) {
         int is_f32 = p->dtype == H5ZGPU_FLOAT32, any;
         double lo, hi;
-        fl_quant F = {.is_f32 = is_f32, .has_fill = p->has_fill, .fill_bits = fill_bits(p)};
-        fl_stats_cpu(in, hz_count(p->rank, p->dims), &F, p->mode, &any, &lo, &hi);
-        fl_quant_init(&c->Q, p->mode, p->eb, is_f32, any, lo, hi);
+        qz_quant F = {.is_f32 = is_f32, .has_fill = p->has_fill, .fill_bits = fill_bits(p)};
+        qz_stats_cpu(in, hz_count(p->rank, p->dims), &F, p->mode, &any, &lo, &hi);
+        qz_init(&c->Q, p->mode, p->eb, is_f32, any, lo, hi);
         c->Q.keep = keeps_fine_codes(p);
         c->Q.has_fill = F.has_fill;
         c->Q.fill_bits = F.fill_bits;
@@ -260,7 +260,7 @@ static h5zgpu_status encode_one(const hz_target *t, unsigned codec, const fl_geo
 #else
     (void)t;
 #endif
-    const fl_quant *Q = cpu_quant(cq, p, in);
+    const qz_quant *Q = cpu_quant(cq, p, in);
     st = huff ? hf_encode_cpu(hg, Q, hf_radius(p->radius), in, out, cap, len)
               : fl_encode_cpu(g, Q, in, out, cap, len);
     if (st == H5ZGPU_OK) {
@@ -395,9 +395,9 @@ static h5zgpu_status check_sum(const uint8_t *in, const hz_header *h, uint32_t s
     return H5ZGPU_OK;
 }
 
-static void quant_for_decode(fl_quant *Q, const hz_header *h)
+static void quant_for_decode(qz_quant *Q, const hz_header *h)
 {
-    fl_quant_decoder(Q, h->mode, h->eb_abs, h->dtype == H5ZGPU_FLOAT32, h->version);
+    qz_decoder(Q, h->mode, h->eb_abs, h->dtype == H5ZGPU_FLOAT32, h->version);
     Q->has_fill = (h->flags & HZ_FLAG_FILL) != 0;
     Q->fill_bits = h->fill_bits;
 }
@@ -434,7 +434,7 @@ static h5zgpu_status decode_payload(const hz_target *t, const uint8_t *c, const 
 #endif
     if ((st = check_sum(c, h, hz_sum(pay, h->payload_len))) != H5ZGPU_OK)
         return st;
-    fl_quant Q;
+    qz_quant Q;
     quant_for_decode(&Q, h);
     if (huff)
         return hf_decode_cpu(&hg, h->version, &Q, pay, h->payload_len, out);

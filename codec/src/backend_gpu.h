@@ -22,7 +22,7 @@ int hzc_device_count(void);
  * coded with the fill layout only when it holds some (*held_fill = 1), and its payload then
  * starts fill_shift bytes past out (the header's fill value lies between). Writes at most cap
  * payload bytes; H5ZGPU_E_OUTPUT_TOO_SMALL when the payload needs more (*held_fill is set even
- * then). keep: the dataset may hold interpolated values (fl_quant). On success *len is the
+ * then). keep: the dataset may hold interpolated values (qz_quant). On success *len is the
  * payload size, *eb_abs the bound applied and *sum the checksum sum of the payload (hz_sum). */
 h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, double eb, int is_f32,
                                int keep, int has_fill, uint64_t fill_bits, const void *in,

@@ -12,8 +12,8 @@
 #define FL_OFF_BASE 0
 #define FL_OFF_MASKS 8
 
-/* Folds a chunk shape to 3-D (unit dimensions dropped, leading ones merged) and lays the block
- * grid over it. Returns 0 on success, -1 if the shape is empty. */
+/* Folds a chunk shape to 3-D (hz_fold_dims) and lays the block grid over it. Returns 0 on
+ * success, -1 if the shape is empty. */
 int fl_geom_init(fl_geom *g, unsigned rank, const uint64_t *dims);
 
 /* Bytes before the block headers: base, tile masks, tile predictors, and with a fill value the
@@ -26,32 +26,15 @@ HZ_HD uint64_t fl_tables_size(const fl_geom *g, int has_fill)
 /* Largest payload the encoder can produce: every block raw. */
 uint64_t fl_payload_bound(const fl_geom *g, unsigned esize, int has_fill);
 
-/* The encoder's quantiser (format version 3) for a chunk from its statistics (fl_stats_cpu or
- * the GPU's reduction): lo/hi are the smallest and largest finite values (ABS/REL) or the
- * smallest log2-like magnitude of the non-zero finite values (PWREL, in lo); any = 0 when there
- * is none. The caller sets keep (the dataset's codec may interpolate) and the fill value. */
-void fl_quant_init(fl_quant *Q, h5zgpu_mode mode, double eb, int is_f32, int any, double lo,
-                   double hi);
-
-/* The quantiser a decoder starts from: the chunk header's mode (REL decodes as ABS), bound and
- * format version; the payload then gives k0 or the base (fl_get_anchor). */
-void fl_quant_decoder(fl_quant *Q, h5zgpu_mode mode, double eb_abs, int is_f32,
-                      unsigned version);
-
-/* Statistics of the chunk that fl_quant_init needs, on the CPU; fill's is_f32, has_fill and
- * fill_bits say the element type and which elements to leave out. */
-void fl_stats_cpu(const void *in, uint64_t n, const fl_quant *fill, h5zgpu_mode mode, int *any,
-                  double *lo, double *hi);
-
 /* Encodes into out[0..cap); returns H5ZGPU_E_OUTPUT_TOO_SMALL when the payload would not fit
  * (the caller then stores the chunk raw). */
-h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in, uint8_t *out,
+h5zgpu_status fl_encode_cpu(const fl_geom *g, const qz_quant *Q, const void *in, uint8_t *out,
                             uint64_t cap, uint64_t *len);
 
 /* Decodes a payload of exactly len bytes into n elements; every length, code and offset is
- * checked before use (H5ZGPU_E_CORRUPT). Q comes from fl_quant_decoder and the chunk header's
+ * checked before use (H5ZGPU_E_CORRUPT). Q comes from qz_decoder and the chunk header's
  * fill value; the payload gives its base or code offset. */
-h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, uint64_t len,
+h5zgpu_status fl_decode_cpu(const fl_geom *g, qz_quant *Q, const uint8_t *in, uint64_t len,
                             void *out);
 
 #endif

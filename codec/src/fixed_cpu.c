@@ -10,36 +10,14 @@
 
 int fl_geom_init(fl_geom *g, unsigned rank, const uint64_t *dims)
 {
-    uint64_t nu[H5ZGPU_MAX_RANK];
-    unsigned k = 0;
+    hz_fold f;
     memset(g, 0, sizeof *g);
-    for (unsigned i = 0; i < rank; i++) {
-        if (dims[i] == 0)
-            return -1;
-        if (dims[i] > 1)
-            nu[k++] = dims[i];
-    }
-    g->nz = g->ny = g->nx = 1;
-    if (k > 3) { /* merge the leading dimensions into z */
-        uint64_t lead = 1;
-        for (unsigned i = 0; i + 2 < k; i++)
-            lead *= nu[i];
-        nu[0] = lead;
-        nu[1] = nu[k - 2];
-        nu[2] = nu[k - 1];
-        k = 3;
-    }
-    if (k == 3) {
-        g->nz = nu[0];
-        g->ny = nu[1];
-        g->nx = nu[2];
-    } else if (k == 2) {
-        g->ny = nu[0];
-        g->nx = nu[1];
-    } else if (k == 1) {
-        g->nx = nu[0];
-    }
-    g->dim = k < 1 ? 1 : k;
+    if (hz_fold_dims(&f, rank, dims) != 0)
+        return -1;
+    g->nz = f.nz;
+    g->ny = f.ny;
+    g->nx = f.nx;
+    g->dim = f.dim;
     g->bz = g->dim == 3 ? 4 : 1;
     g->by = g->dim == 3 ? 4 : (g->dim == 2 ? 8 : 1);
     g->bx = g->dim == 3 ? 4 : (g->dim == 2 ? 8 : 64);
@@ -57,76 +35,6 @@ uint64_t fl_payload_bound(const fl_geom *g, unsigned esize, int has_fill)
            g->nz * g->ny * g->nx * esize;
 }
 
-void fl_quant_init(fl_quant *Q, h5zgpu_mode mode, double eb, int is_f32, int any, double lo,
-                   double hi)
-{
-    memset(Q, 0, sizeof *Q);
-    Q->pwrel = mode == H5ZGPU_MODE_PWREL;
-    Q->rel = mode == H5ZGPU_MODE_REL;
-    Q->is_f32 = is_f32;
-    Q->grid = 1;
-    Q->fine = FL_FINE_BITS;
-    /* ABS/REL: the finite value nearest 0 keeps codes small for fields centred on 0 */
-    Q->base = !any ? 0.0 : (mode == H5ZGPU_MODE_PWREL || lo > 0 ? lo : (hi < 0 ? hi : 0.0));
-    Q->eb = eb;
-    if (mode == H5ZGPU_MODE_REL) {
-        /* the largest power of two not above eb x range: the grid of a rewritten chunk whose
-         * range moved contains the old one or is contained in it (fl_prior_error) */
-        const double E = any ? eb * (hi - lo) : 0.0;
-        int e;
-        Q->eb = E > 0 && hz_is_finite(E) ? (frexp(E, &e), ldexp(0.5, e)) : E;
-    }
-    Q->twoeb = 2.0 * Q->eb;
-    Q->inv2eb = Q->eb > 0 ? 1.0 / Q->twoeb : 0.0;
-    Q->unit = ldexp(1.0, -(int)Q->fine);
-    Q->fine_step = hz_mul(Q->twoeb, Q->unit);
-    if (Q->twoeb > 0 && Q->inv2eb > 0) {
-        double k0 = hz_sub(rint(hz_mul(Q->base, Q->inv2eb)), Q->pwrel ? 1.0 : 0.0);
-        Q->k0 = k0 <= FL_TMAX_ABS && k0 >= -FL_TMAX_ABS ? k0 : 0.0;
-    }
-}
-
-void fl_quant_decoder(fl_quant *Q, h5zgpu_mode mode, double eb_abs, int is_f32,
-                      unsigned version)
-{
-    memset(Q, 0, sizeof *Q);
-    Q->pwrel = mode == H5ZGPU_MODE_PWREL;
-    Q->is_f32 = is_f32;
-    Q->grid = version >= 3;
-    Q->fine = version >= 3 ? FL_FINE_BITS : FL_FINE_BITS_V2;
-    Q->eb = eb_abs;
-    Q->twoeb = 2.0 * eb_abs;
-    Q->inv2eb = eb_abs > 0 ? 1.0 / Q->twoeb : 0.0;
-    Q->unit = ldexp(1.0, -(int)Q->fine);
-    Q->fine_step = hz_mul(Q->twoeb, Q->unit);
-}
-
-void fl_stats_cpu(const void *in, uint64_t n, const fl_quant *fill, h5zgpu_mode mode, int *any,
-                  double *lo, double *hi)
-{
-    double mn = 0, mx = 0;
-    int seen = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t bits;
-        double v = hz_element(in, fill->is_f32, i, &bits);
-        if (!hz_is_finite(v) || fl_is_fill(fill, bits))
-            continue;
-        if (mode == H5ZGPU_MODE_PWREL) {
-            if (v == 0.0)
-                continue;
-            v = fl_log2lin(v < 0 ? -v : v);
-        }
-        if (!seen || v < mn)
-            mn = v;
-        if (!seen || v > mx)
-            mx = v;
-        seen = 1;
-    }
-    *any = seen;
-    *lo = mn;
-    *hi = mx;
-}
-
 /* One block, loaded and quantised. */
 typedef struct fl_blk {
     int64_t q[FL_BLOCK];
@@ -137,7 +45,7 @@ typedef struct fl_blk {
     int all_fill;       /* every element inside the chunk is fill: the block costs no bytes */
 } fl_blk;
 
-static void load_block(const fl_geom *g, const fl_quant *Q, const void *in, uint64_t b,
+static void load_block(const fl_geom *g, const qz_quant *Q, const void *in, uint64_t b,
                        fl_blk *k)
 {
     uint64_t z0, y0, x0;
@@ -157,11 +65,11 @@ static void load_block(const fl_geom *g, const fl_quant *Q, const void *in, uint
                 double v = hz_element(in, Q->is_f32,
                                       ((z0 + z) * g->ny + y0 + y) * g->nx + x0 + x, &bits);
                 k->nvalid++;
-                if (fl_is_fill(Q, bits)) {
+                if (qz_is_fill(Q, bits)) {
                     k->fill |= UINT64_C(1) << e;
                     continue;
                 }
-                if (!fl_quantize(Q, v, &k->q[e]))
+                if (!qz_quantize(Q, v, &k->q[e]))
                     k->ok = 0;
                 if (first == FL_BLOCK)
                     first = e;
@@ -261,7 +169,7 @@ static void stats_all(const fl_geom *g, unsigned np, const fl_blk *k, fl_block_s
 static uint8_t *write_block(uint8_t *p, unsigned hdr, const int64_t r[FL_BLOCK])
 {
     unsigned code = hdr & 63u, wb = fl_wbytes(hdr >> 6);
-    uint64_t z0 = fl_zigzag(r[0]);
+    uint64_t z0 = hz_zigzag(r[0]);
     for (unsigned i = 0; i < wb; i++)
         *p++ = (uint8_t)(z0 >> (8 * i));
     if (code > FL_SPARSE_BASE) {
@@ -321,7 +229,7 @@ static uint8_t *code_block(const fl_geom *g, const fl_blk *k, unsigned hdr, unsi
 
 /* Pass A: choose the tile's predictor and corner mode, set each block's header byte, and write
  * the tile's payload into its own slot of scratch (pass C moves it into place). */
-static void code_tile(const fl_geom *g, const fl_quant *Q, const void *in, uint64_t t,
+static void code_tile(const fl_geom *g, const qz_quant *Q, const void *in, uint64_t t,
                       unsigned esize, uint8_t *hdrs, tile_sum *ts, uint8_t *scratch)
 {
     fl_blk ks[FL_TILE];
@@ -419,7 +327,7 @@ static void place_tile(const fl_geom *g, uint64_t t, unsigned esize, const uint8
 
 typedef struct enc_ctx {
     const fl_geom *g;
-    const fl_quant *Q;
+    const qz_quant *Q;
     const void *in;
     unsigned esize;
     uint8_t *hdrs;
@@ -439,7 +347,7 @@ static void place_task(void *arg, uint64_t t)
     place_tile(c->g, t, c->esize, c->hdrs, &c->ts[t], c->scratch, c->hdr_out, c->pay_out);
 }
 
-h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in, uint8_t *out,
+h5zgpu_status fl_encode_cpu(const fl_geom *g, const qz_quant *Q, const void *in, uint8_t *out,
                             uint64_t cap, uint64_t *len)
 {
     unsigned esize = Q->is_f32 ? 4u : 8u;
@@ -466,7 +374,7 @@ h5zgpu_status fl_encode_cpu(const fl_geom *g, const fl_quant *Q, const void *in,
         st = H5ZGPU_E_OUTPUT_TOO_SMALL;
         goto done;
     }
-    fl_put_anchor(out + FL_OFF_BASE, Q);
+    qz_put_anchor(out + FL_OFF_BASE, Q);
     for (uint64_t t = 0; t < g->ntiles; t++) {
         hz_put_u32(out + FL_OFF_MASKS + 4 * t, ts[t].mask);
         out[FL_OFF_MASKS + 4 * g->ntiles + t] = ts[t].pred;
@@ -492,7 +400,7 @@ static h5zgpu_status read_block(const uint8_t *p, unsigned hdr, int64_t r[FL_BLO
     memset(r, 0, sizeof(int64_t) * FL_BLOCK);
     for (unsigned i = 0; i < wb; i++)
         z0 |= (uint64_t)*p++ << (8 * i);
-    r[0] = fl_unzigzag(z0);
+    r[0] = hz_unzigzag(z0);
     if (code > FL_SPARSE_BASE) {
         unsigned last = 0;
         for (unsigned k = 0; k < code - FL_SPARSE_BASE; k++) {
@@ -518,7 +426,7 @@ static h5zgpu_status read_block(const uint8_t *p, unsigned hdr, int64_t r[FL_BLO
     return H5ZGPU_OK;
 }
 
-static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t,
+static h5zgpu_status decode_tile(const fl_geom *g, const qz_quant *Q, uint64_t t,
                                  const tile_sum *ts, const uint8_t *h, const uint8_t *p,
                                  void *out)
 {
@@ -574,7 +482,7 @@ static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t
             if (fill >> e & 1u) {
                 hz_put_element(out, Q->is_f32, idx, Q->fill_bits);
             } else {
-                double v = fl_reconstruct(Q, q[e]);
+                double v = qz_reconstruct(Q, q[e]);
                 if (Q->is_f32)
                     ((float *)out)[idx] = (float)v;
                 else
@@ -587,7 +495,7 @@ static h5zgpu_status decode_tile(const fl_geom *g, const fl_quant *Q, uint64_t t
 
 typedef struct dec_ctx {
     const fl_geom *g;
-    const fl_quant *Q;
+    const qz_quant *Q;
     const tile_sum *ts;
     const uint8_t *hdrs, *pay;
     void *out;
@@ -602,14 +510,14 @@ static void decode_task(void *arg, uint64_t t)
         __atomic_store_n(&c->bad, 1, __ATOMIC_RELAXED);
 }
 
-h5zgpu_status fl_decode_cpu(const fl_geom *g, fl_quant *Q, const uint8_t *in, uint64_t len,
+h5zgpu_status fl_decode_cpu(const fl_geom *g, qz_quant *Q, const uint8_t *in, uint64_t len,
                             void *out)
 {
     unsigned esize = Q->is_f32 ? 4u : 8u, np = fl_npred(g);
     uint64_t tables = fl_tables_size(g, Q->has_fill);
     if (len < tables)
         return H5ZGPU_E_CORRUPT;
-    if (!fl_get_anchor(in + FL_OFF_BASE, Q))
+    if (!qz_get_anchor(in + FL_OFF_BASE, Q))
         return H5ZGPU_E_CORRUPT;
     tile_sum *ts = malloc(sizeof *ts * (g->ntiles ? g->ntiles : 1));
     if (!ts)

@@ -3,7 +3,6 @@
 #ifndef H5ZGPU_HUFF_H
 #define H5ZGPU_HUFF_H
 
-#include "fixed.h"
 #include "huff_common.h"
 #include "h5zgpu.h"
 
@@ -16,16 +15,16 @@ int hf_geom_init(hf_geom *g, unsigned rank, const uint64_t *dims);
 /* The radius a caller asked for: 0 means the default; else 2..HF_RADIUS_MAX. */
 unsigned hf_radius(unsigned asked);
 
-/* Encodes into out[0..cap) with the quantiser Q (fl_quant_init, as the fixed-length codec);
+/* Encodes into out[0..cap) with the quantiser Q (qz_init, as the fixed-length codec);
  * H5ZGPU_E_OUTPUT_TOO_SMALL when the payload would not fit (the caller then stores it raw). */
-h5zgpu_status hf_encode_cpu(const hf_geom *g, const fl_quant *Q, unsigned radius, const void *in,
+h5zgpu_status hf_encode_cpu(const hf_geom *g, const qz_quant *Q, unsigned radius, const void *in,
                             uint8_t *out, uint64_t cap, uint64_t *len);
 
 /* Decodes a payload of exactly len bytes from a chunk of the given format version (from 2 it may
  * use interpolation); every count, code, length and position is checked before use
- * (H5ZGPU_E_CORRUPT). Q comes from fl_quant_decoder and the chunk header's fill value; the
+ * (H5ZGPU_E_CORRUPT). Q comes from qz_decoder and the chunk header's fill value; the
  * payload gives its base or code offset. */
-h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, fl_quant *Q, const uint8_t *in,
+h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, qz_quant *Q, const uint8_t *in,
                             uint64_t len, void *out);
 
 /* Deltas the decoder marks before it places outliers: a fill token, and an escape token still
@@ -37,13 +36,13 @@ h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, fl_quant *Q, con
  * kind (0 coded, 1 fill, 2 verbatim) at its tile-major position, as dual quantisation leaves
  * them for the Lorenzo orders. Returns its cost over the sampled tiles (hf_sampled), to
  * compare with the orders' (UINT64_MAX when out of memory). */
-uint64_t hf_ip_encode_cpu(const hf_geom *g, const fl_quant *Q, const void *in, int32_t *delta,
+uint64_t hf_ip_encode_cpu(const hf_geom *g, const qz_quant *Q, const void *in, int32_t *delta,
                           uint8_t *kind);
 
 /* Every element's value from its tile-major deltas (outliers placed, fill tokens
  * HF_MARK_FILL); verbatim values are left to the caller. H5ZGPU_E_CORRUPT when an escape has
  * no outlier or a code leaves the interpolation's range. */
-h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const fl_quant *Q, const int32_t *delta,
+h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const qz_quant *Q, const int32_t *delta,
                                void *out);
 
 /* The parts of a Huffman payload, located from its fixed part and codebook (the first avail

@@ -5,7 +5,7 @@
 #ifndef H5ZGPU_HUFF_COMMON_H
 #define H5ZGPU_HUFF_COMMON_H
 
-#include "fixed_common.h"
+#include "quant.h"
 
 /* Lorenzo prediction runs inside tiles of 16384 elements, so that a GPU block reconstructs one
  * tile by partial sums in shared memory. Measured on the 512^3 Nyx-like fields the tiles cost
@@ -120,10 +120,10 @@ HZ_HD int hf_dq_keep(int ok, int64_t q, int32_t *p)
 
 /* Whether dual quantisation codes the value v (not a fill value): quantisable, with its code
  * within +-HF_PMAX, which goes to *p. Other values are stored verbatim. */
-HZ_HD int hf_dq_code(const fl_quant *Q, double v, int32_t *p)
+HZ_HD int hf_dq_code(const qz_quant *Q, double v, int32_t *p)
 {
     int64_t q = 0;
-    const int ok = fl_quantize(Q, v, &q);   /* before q is read */
+    const int ok = qz_quantize(Q, v, &q);   /* before q is read */
     return hf_dq_keep(ok, q, p);
 }
 
@@ -161,13 +161,13 @@ HZ_HD unsigned hf_best_order(const unsigned long long *cost, unsigned dim)
     return order;
 }
 
-/* fl_zigzag of a 32-bit delta. */
+/* hz_zigzag of a 32-bit delta. */
 HZ_HD uint32_t hf_zigzag32(int32_t d)
 {
     return ((uint32_t)d << 1) ^ (uint32_t)(d >> 31);
 }
 
-/* fl_unzigzag of a token's 32-bit code. */
+/* hz_unzigzag of a token's 32-bit code. */
 HZ_HD int32_t hf_unzigzag32(uint32_t u)
 {
     return (int32_t)(u >> 1) ^ -(int32_t)(u & 1u);
@@ -176,7 +176,7 @@ HZ_HD int32_t hf_unzigzag32(uint32_t u)
 /* Token of a delta: 2 + zigzag(d) when that is below 2R, else the escape. */
 HZ_HD unsigned hf_delta_token(int64_t d, unsigned R)
 {
-    uint64_t z = fl_zigzag(d);
+    uint64_t z = hz_zigzag(d);
     return z < 2u * R - 2u ? (unsigned)z + 2u : HF_TOK_ESCAPE;
 }
 

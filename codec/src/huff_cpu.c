@@ -1,5 +1,5 @@
-/* The Huffman codec, CPU reference. Encoding: dual quantisation (the fixed-length codec's
- * quantiser, then integer Lorenzo deltas inside tiles), one token per delta, a histogram, a
+/* The Huffman codec, CPU reference. Encoding: dual quantisation (the shared quantiser,
+ * quant.h, then integer Lorenzo deltas inside tiles), one token per delta, a histogram, a
  * length-limited canonical codebook and a bit stream in sub-chunks; where the commonest token
  * dominates, its runs become run tokens (cuSZ+'s run-length path). Decoding reverses it with
  * partial sums; interpolation (huff_interp.c) may replace Lorenzo. docs/FORMAT.md, "Huffman
@@ -8,6 +8,7 @@
 
 #include "elements.h"
 #include "error.h"
+#include "geom.h"
 #include "huff_interp.h"
 #include "parallel.h"
 
@@ -16,8 +17,8 @@
 
 int hf_geom_init(hf_geom *g, unsigned rank, const uint64_t *dims)
 {
-    fl_geom f;
-    if (fl_geom_init(&f, rank, dims) != 0)
+    hz_fold f;
+    if (hz_fold_dims(&f, rank, dims) != 0)
         return -1;
     memset(g, 0, sizeof *g);
     g->nz = f.nz;
@@ -56,7 +57,7 @@ typedef struct hf_book {
 /* One encoding; the tasks below run over tiles or sub-chunks on hz_parallel_for's threads. */
 typedef struct hf_enc {
     const hf_geom *g;
-    const fl_quant *Q;
+    const qz_quant *Q;
     const void *in;
     unsigned R, order, form, rs;
     int32_t *p;             /* quantisation code of each element, tile-major (0: not coded);
@@ -92,7 +93,7 @@ static void quantise_tile(hf_enc *E, uint64_t t, hf_tile *T)
         uint64_t bits;
         double v = hz_element(E->in, E->Q->is_f32, chunk_index(g, T, e), &bits);
         p[e] = 0;
-        if (fl_is_fill(E->Q, bits))
+        if (qz_is_fill(E->Q, bits))
             kind[e] = 1;
         else
             kind[e] = hf_dq_code(E->Q, v, &p[e]) ? 0 : 2; /* 2: verbatim; predicts as 0 */
@@ -119,7 +120,7 @@ static void sample_task(void *ctx, uint64_t k)
         for (unsigned y = 0; y < T.ey; y++)
             for (unsigned x = 0; x < T.ex; x++, e++)
                 for (unsigned o = 1; o <= g->dim; o++)
-                    cost[o] += fl_bitlen(fl_zigzag(hf_lorenzo(p, o, T.ey, T.ex, z, y, x, e)));
+                    cost[o] += hz_bitlen(hz_zigzag(hf_lorenzo(p, o, T.ey, T.ex, z, y, x, e)));
 }
 
 /* Quantises tile t when the sample left it: a Lorenzo order needs every tile's codes. */
@@ -362,7 +363,7 @@ static h5zgpu_status try_interpolation(hf_enc *E, uint64_t lorenzo_cost)
     return H5ZGPU_OK;
 }
 
-h5zgpu_status hf_encode_cpu(const hf_geom *g, const fl_quant *Q, unsigned radius, const void *in,
+h5zgpu_status hf_encode_cpu(const hf_geom *g, const qz_quant *Q, unsigned radius, const void *in,
                             uint8_t *out, uint64_t cap, uint64_t *len)
 {
     const unsigned R = radius, esize = Q->is_f32 ? 4u : 8u;
@@ -440,7 +441,7 @@ h5zgpu_status hf_encode_cpu(const hf_geom *g, const fl_quant *Q, unsigned radius
     }
 
     memset(out, 0, size);
-    fl_put_anchor(out, Q);
+    qz_put_anchor(out, Q);
     out[8] = (uint8_t)E.form;
     out[9] = (uint8_t)E.order;
     hz_put_u16(out + 10, R);
@@ -595,8 +596,8 @@ static int decode_sub(const hf_geom *g, const hf_layout *L, const uint16_t *tabl
         if (tk >= 2 * R && L->form == HF_FORM_PAIRS) { /* two small deltas */
             if (end - i < 2)
                 return 0;
-            delta[i++] = (int32_t)fl_unzigzag((tk - 2 * R) / HF_PAIR_K);
-            delta[i++] = (int32_t)fl_unzigzag((tk - 2 * R) % HF_PAIR_K);
+            delta[i++] = (int32_t)hz_unzigzag((tk - 2 * R) / HF_PAIR_K);
+            delta[i++] = (int32_t)hz_unzigzag((tk - 2 * R) % HF_PAIR_K);
             continue;
         }
         if (tk >= 2 * R) { /* a run of the run token */
@@ -645,7 +646,7 @@ static void partial_sums(int32_t *d, unsigned order, uint64_t ez, uint64_t ey, u
 /* One decoding; its tasks run over sub-chunks and tiles. */
 typedef struct hf_dec {
     const hf_geom *g;
-    const fl_quant *Q;
+    const qz_quant *Q;
     const hf_layout *L;
     const uint16_t *table;
     const uint8_t *in, *stream;
@@ -682,7 +683,7 @@ static uint64_t first_verbatim(const hf_dec *D, uint64_t pos)
 static void tile_task(void *ctx, uint64_t t)
 {
     hf_dec *D = ctx;
-    const fl_quant *Q = D->Q;
+    const qz_quant *Q = D->Q;
     unsigned esize = Q->is_f32 ? 4u : 8u;
     uint8_t fill[HF_TILE_N];
     hf_tile T;
@@ -700,7 +701,7 @@ static void tile_task(void *ctx, uint64_t t)
     }
     partial_sums(d, D->L->order, T.ez, T.ey, T.ex);
     for (uint64_t e = 0; e < tn; e++) {
-        uint64_t bits = fill[e] ? Q->fill_bits : hz_value_bits(fl_reconstruct(Q, d[e]), Q->is_f32);
+        uint64_t bits = fill[e] ? Q->fill_bits : hz_value_bits(qz_reconstruct(Q, d[e]), Q->is_f32);
         hz_put_element(D->out, Q->is_f32, chunk_index(D->g, &T, e), bits);
     }
     for (uint64_t v = first_verbatim(D, T.start); v < D->L->n_verb; v++) {
@@ -713,7 +714,7 @@ static void tile_task(void *ctx, uint64_t t)
     }
 }
 
-h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, fl_quant *Q, const uint8_t *in,
+h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, qz_quant *Q, const uint8_t *in,
                             uint64_t len, void *out)
 {
     const unsigned esize = Q->is_f32 ? 4u : 8u;
@@ -730,7 +731,7 @@ h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, fl_quant *Q, con
     }
     if ((st = hf_parse(g, version, esize, in, len, len, &L, table)) != H5ZGPU_OK)
         goto done;
-    if (!fl_get_anchor(in, Q)) {
+    if (!qz_get_anchor(in, Q)) {
         st = corrupt("base or code offset out of range");
         goto done;
     }

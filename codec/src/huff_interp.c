@@ -11,7 +11,7 @@
 
 typedef struct ip_run {
     const hf_geom *g;
-    const fl_quant *Q;
+    const qz_quant *Q;
     const void *in;
     int32_t *u;             /* reconstructed codes, chunk raster order */
     int32_t *delta;         /* tile-major deltas (encoder: written; decoder: read) */
@@ -72,7 +72,7 @@ static uint64_t code_element(ip_run *C, uint64_t pos, int sampled, uint64_t i, i
     uint64_t bits;
     int32_t k = 0, u, p;
     double v = hz_element(C->in, C->Q->is_f32, i, &bits);
-    if (fl_is_fill(C->Q, bits)) {
+    if (qz_is_fill(C->Q, bits)) {
         C->kind[pos] = 1;
         u = pred;
     } else if (hf_ip_quantize(C->Q, v, pred, &k, &u)) {
@@ -85,7 +85,7 @@ static uint64_t code_element(ip_run *C, uint64_t pos, int sampled, uint64_t i, i
     C->delta[pos] = k;
     if (!sampled)
         return 0;
-    return fl_bitlen(fl_zigzag(k)) + (C->kind[pos] == 2 && hf_dq_code(C->Q, v, &p)
+    return hz_bitlen(hz_zigzag(k)) + (C->kind[pos] == 2 && hf_dq_code(C->Q, v, &p)
                                           ? hf_ip_verbatim_cost(C->Q->is_f32)
                                           : 0);
 }
@@ -118,7 +118,7 @@ static void pass_enc_task(void *ctx, uint64_t r)
     __atomic_fetch_add(&C->cost, cost, __ATOMIC_RELAXED);
 }
 
-uint64_t hf_ip_encode_cpu(const hf_geom *g, const fl_quant *Q, const void *in, int32_t *delta,
+uint64_t hf_ip_encode_cpu(const hf_geom *g, const qz_quant *Q, const void *in, int32_t *delta,
                           uint8_t *kind)
 {
     ip_run C = {.g = g, .Q = Q, .in = in, .delta = delta, .kind = kind};
@@ -141,7 +141,7 @@ uint64_t hf_ip_encode_cpu(const hf_geom *g, const fl_quant *Q, const void *in, i
  * delta. */
 static void decode_element(ip_run *C, uint64_t pos, uint64_t i, int32_t pred)
 {
-    const fl_quant *Q = C->Q;
+    const qz_quant *Q = C->Q;
     const int32_t d = C->delta[pos];
     const int fill = d == HF_MARK_FILL;
     int64_t u = fill ? pred : hf_ip_code(Q, pred, d);
@@ -151,7 +151,7 @@ static void decode_element(ip_run *C, uint64_t pos, uint64_t i, int32_t pred)
     }
     C->u[i] = (int32_t)u;
     uint64_t bits = fill ? Q->fill_bits
-                         : hz_value_bits(fl_reconstruct_at(Q, hf_ip_steps(Q, u)), Q->is_f32);
+                         : hz_value_bits(qz_reconstruct_at(Q, hf_ip_steps(Q, u)), Q->is_f32);
     hz_put_element(C->out, Q->is_f32, i, bits);
 }
 
@@ -170,7 +170,7 @@ static void pass_dec_task(void *ctx, uint64_t r)
     }
 }
 
-h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const fl_quant *Q, const int32_t *delta,
+h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const qz_quant *Q, const int32_t *delta,
                                void *out)
 {
     ip_run C = {.g = g, .Q = Q, .delta = (int32_t *)delta, .out = out};

@@ -14,7 +14,7 @@
 
 #define HF_PRED_INTERP 0u        /* payload byte 9: interpolation instead of a Lorenzo order */
 /* |t| limit of a value the interpolation codes (t in quantisation steps): with up to 8 fraction
- * bits (FL_FINE_BITS_V2), every reconstructed code stays within +-2^30 + 2^7 and fits an
+ * bits (QZ_FINE_BITS_V2), every reconstructed code stays within +-2^30 + 2^7 and fits an
  * int32. */
 #define HF_IP_TMAX 4194304.0
 #define HF_IP_PMAX 1073741824    /* predictions are clamped to +-2^30 */
@@ -136,7 +136,7 @@ HZ_HD int32_t hf_ip_predict(unsigned reach, int32_t m3, int32_t m1, int32_t p1, 
 }
 
 /* A reconstructed code in quantisation steps (exact in double): Q->fine fraction bits. */
-HZ_HD double hf_ip_steps(const fl_quant *Q, int64_t u)
+HZ_HD double hf_ip_steps(const qz_quant *Q, int64_t u)
 {
     return hz_mul((double)u, Q->unit);
 }
@@ -147,49 +147,49 @@ HZ_HD int hf_ip_in_range(double t)
 }
 
 /* Whether the fine codes apply at prediction pred (format version 3, ABS and REL: inside the
- * fine zone, FL_FINE_ZONE; always in PWREL and version 2). */
-HZ_HD int hf_ip_fine(const fl_quant *Q, int32_t pred)
+ * fine zone, QZ_FINE_ZONE; always in PWREL and version 2). */
+HZ_HD int hf_ip_fine(const qz_quant *Q, int32_t pred)
 {
     if (!Q->grid || Q->pwrel)
         return 1;
     const int64_t a = (int64_t)Q->k0 * ((int64_t)1 << Q->fine) + pred;
-    const int64_t lim = (int64_t)1 << (FL_FINE_ZONE + (int)Q->fine);
+    const int64_t lim = (int64_t)1 << (QZ_FINE_ZONE + (int)Q->fine);
     return a < lim && a > -lim;
 }
 
 /* pred rounded to whole steps (half up): where a value outside the fine zone is predicted. */
-HZ_HD int64_t hf_ip_whole(const fl_quant *Q, int32_t pred)
+HZ_HD int64_t hf_ip_whole(const qz_quant *Q, int32_t pred)
 {
     return hf_ip_floor_shift((int64_t)pred + ((int64_t)1 << (Q->fine - 1)), Q->fine);
 }
 
 /* The code a value coded with delta k against pred reconstructs to: pred + k 2^fine, or outside
  * the fine zone (whole(pred) + k) 2^fine, on the codes' grid. */
-HZ_HD int64_t hf_ip_code(const fl_quant *Q, int32_t pred, int64_t k)
+HZ_HD int64_t hf_ip_code(const qz_quant *Q, int32_t pred, int64_t k)
 {
     const int64_t at = hf_ip_fine(Q, pred) ? (int64_t)pred : hf_ip_whole(Q, pred) << Q->fine;
     return at + k * ((int64_t)1 << Q->fine);
 }
 
 /* Codes x against the prediction pred: returns 1 and the delta k (in whole steps) with *u =
- * pred + k 2^fine when the reconstruction may replace x (fl_accept: within the bound, and given
+ * pred + k 2^fine when the reconstruction may replace x (qz_accept: within the bound, and given
  * back by a later write of the chunk), else 0 (x is stored verbatim): the same domain and rules
- * as fl_quantize; in PWREL, zeros, which have no logarithm, are stored verbatim. *k and *u
+ * as qz_quantize; in PWREL, zeros, which have no logarithm, are stored verbatim. *k and *u
  * change only on success. */
-HZ_HD int hf_ip_quantize(const fl_quant *Q, double x, int32_t pred, int32_t *k, int32_t *u)
+HZ_HD int hf_ip_quantize(const qz_quant *Q, double x, int32_t pred, int32_t *k, int32_t *u)
 {
     double t, lim;
     const int fine = hf_ip_fine(Q, pred);
     /* a value coded on the fine grid lies inside the fine zone, so that a later write of the
-     * chunk knows it may be one (fl_on_fine_grid, fl_prior_error) */
-    const int in = fl_quant_arg(Q, x, &t, &lim) && hf_ip_in_range(t) &&
+     * chunk knows it may be one (qz_on_fine_grid, qz_prior_error) */
+    const int in = qz_arg(Q, x, &t, &lim) && hf_ip_in_range(t) &&
                    (!fine || Q->pwrel || !Q->grid ||
-                    fabs(hz_mul(x, Q->inv2eb)) < FL_FINE_ZONE_STEPS);
+                    fabs(hz_mul(x, Q->inv2eb)) < QZ_FINE_ZONE_STEPS);
     const double at = fine ? hf_ip_steps(Q, pred) : (double)hf_ip_whole(Q, pred);
     const int64_t kk = (int64_t)rint(in ? hz_sub(t, at) : 0.0);
     const int64_t uu = hf_ip_code(Q, pred, kk);
-    const double v = fl_reconstruct_wide(Q, hf_ip_steps(Q, uu));
-    const int ok = in && fl_accept(Q, x, fl_round_to(Q, v), v, (double)uu, Q->fine);
+    const double v = qz_reconstruct_wide(Q, hf_ip_steps(Q, uu));
+    const int ok = in && qz_accept(Q, x, qz_round_to(Q, v), v, (double)uu, Q->fine);
     *k = ok ? (int32_t)kk : *k;
     *u = ok ? (int32_t)uu : *u;
     return ok;

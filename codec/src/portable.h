@@ -70,6 +70,28 @@ HZ_HD double hz_pow2(int n)
     return v;
 }
 
+/* Signed to unsigned and back, small magnitudes to small codes: 0, -1, 1, -2, ... -> 0, 1, 2, ... */
+HZ_HD uint64_t hz_zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+HZ_HD int64_t hz_unzigzag(uint64_t u)
+{
+    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/* Bits needed to write v: 0 for 0. */
+HZ_HD unsigned hz_bitlen(uint64_t v)
+{
+    unsigned n = 0;
+    while (v) {
+        n++;
+        v >>= 1;
+    }
+    return n;
+}
+
 /* Little-endian stores and loads, byte by byte so alignment never matters. */
 HZ_HD void hz_put_u16(uint8_t *p, uint32_t v)
 {

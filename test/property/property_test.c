@@ -387,7 +387,7 @@ static void violation(const run_cfg *c, uint64_t k, const char *fmt, ...)
 
 /* Auto's chunk is the Huffman codec's when that is strictly shorter than its fixed-length
  * one, else the fixed-length one. (Auto's fixed-length payload is the one a dataset that may
- * also hold interpolated values gets, not codec 1's: fl_quant.keep.) */
+ * also hold interpolated values gets, not codec 1's: qz_quant.keep.) */
 static void check_auto(const run_cfg *c, uint64_t k, const char *label, const h5zgpu_params *p,
                        const void *in, const uint8_t *chunk, size_t len)
 {
