@@ -167,7 +167,8 @@ HZ_HD int64_t hf_ip_whole(const qz_quant *Q, int32_t pred)
  * the fine zone (whole(pred) + k) 2^fine, on the codes' grid. */
 HZ_HD int64_t hf_ip_code(const qz_quant *Q, int32_t pred, int64_t k)
 {
-    const int64_t at = hf_ip_fine(Q, pred) ? (int64_t)pred : hf_ip_whole(Q, pred) << Q->fine;
+    const int64_t at =
+        hf_ip_fine(Q, pred) ? (int64_t)pred : hf_ip_whole(Q, pred) * ((int64_t)1 << Q->fine);
     return at + k * ((int64_t)1 << Q->fine);
 }
 
