@@ -254,6 +254,8 @@ void tu_expect_decodes(const h5zgpu_params *p, const void *in, const uint8_t *ch
     free(back);
 }
 
+/* The checksum written again from docs/FORMAT.md rather than taken from the codec
+ * (portable.h): the tests check the codec's sums against the format's definition. */
 static uint32_t fmix32(uint32_t h)
 {
     h ^= h >> 16;

@@ -1,11 +1,14 @@
-/* The public API: parameter checks, executor choice with CPU fallback, raw fallback, the
- * chunk header and its checksum. Codec internals live in fixed_cpu.c, huff_cpu.c and cuda/. */
+/* The public API: parameter checks, and the runners that make a chunk's payloads on the CPU or
+ * the GPU for the policy (policy.c) that writes every chunk; reading, with the same executor
+ * choice and fallback. Codec internals live in fixed_cpu.c, huff_cpu.c and cuda/. */
 #include "h5zgpu.h"
 
 #include "chunk.h"
 #include "error.h"
+#include "executor.h"
 #include "fixed.h"
 #include "huff.h"
+#include "policy.h"
 #ifdef H5ZGPU_HAVE_CUDA
 #include "backend_gpu.h"
 #endif
@@ -92,117 +95,6 @@ size_t h5zgpu_compress_bound(const h5zgpu_params *p)
            hz_count(p->rank, p->dims) * hz_esize(p->dtype);
 }
 
-/* The fill value's bits in the element type. */
-static uint64_t fill_bits(const h5zgpu_params *p)
-{
-    uint64_t u = 0;
-    if (p->dtype == H5ZGPU_FLOAT32) {
-        float f = (float)p->fill;
-        uint32_t w;
-        memcpy(&w, &f, 4);
-        u = w;
-    } else {
-        memcpy(&u, &p->fill, 8);
-    }
-    return u;
-}
-
-/* Where a call runs. */
-typedef struct hz_target {
-    int gpu;       /* run on the GPU */
-    int required;  /* no CPU fallback: H5ZGPU_DEVICE=gpu */
-    int device;
-} hz_target;
-
-static h5zgpu_status parse_env(h5zgpu_exec *ex)
-{
-    const char *v = getenv("H5ZGPU_DEVICE");
-    ex->kind = H5ZGPU_EXEC_AUTO;
-    ex->device = 0;
-    if (!v || !*v || strcmp(v, "auto") == 0)
-        return H5ZGPU_OK;
-    if (strcmp(v, "cpu") == 0) {
-        ex->kind = H5ZGPU_EXEC_CPU;
-        return H5ZGPU_OK;
-    }
-    if (strncmp(v, "gpu", 3) == 0) {
-        ex->kind = H5ZGPU_EXEC_GPU;
-        if (v[3] == 0)
-            return H5ZGPU_OK;
-        char *end;
-        long d = v[3] == ':' ? strtol(v + 4, &end, 10) : -1;
-        if (v[3] == ':' && end != v + 4 && *end == 0 && d >= 0 && d < 1024) {
-            ex->device = (int)d;
-            return H5ZGPU_OK;
-        }
-    }
-    return hz_fail(H5ZGPU_E_INVALID_ARG, "H5ZGPU_DEVICE='%s' is not auto, cpu, gpu or gpu:N", v);
-}
-
-int h5zgpu_gpu_available(void)
-{
-#ifdef H5ZGPU_HAVE_CUDA
-    return hzc_device_count() > 0;
-#else
-    return 0;
-#endif
-}
-
-static h5zgpu_status resolve(const h5zgpu_exec *given, hz_target *t)
-{
-    h5zgpu_exec ex;
-    if (given) {
-        if ((unsigned)given->kind > H5ZGPU_EXEC_GPU || given->device < 0)
-            return hz_fail(H5ZGPU_E_INVALID_ARG,
-                           "executor kind %u, device %d: the kind must be 0 (auto), 1 (CPU) or "
-                           "2 (GPU) and the device a CUDA ordinal >= 0",
-                           (unsigned)given->kind, given->device);
-        ex = *given;
-    } else {
-        h5zgpu_status st = parse_env(&ex);
-        if (st != H5ZGPU_OK)
-            return st;
-    }
-    int count = 0;
-#ifdef H5ZGPU_HAVE_CUDA
-    if (ex.kind != H5ZGPU_EXEC_CPU)
-        count = hzc_device_count();
-#endif
-    t->device = ex.device;
-    t->required = ex.kind == H5ZGPU_EXEC_GPU;
-    t->gpu = ex.kind != H5ZGPU_EXEC_CPU && ex.device < count;
-    if (t->required && !t->gpu)
-        return hz_fail(H5ZGPU_E_DEVICE, "the GPU was required (%s) but CUDA device "
-#ifdef H5ZGPU_HAVE_CUDA
-                       "%d is not usable (%d found)",
-#else
-                       "%d cannot be used: this build has no CUDA (%d)",
-#endif
-                       given ? "h5zgpu_exec kind GPU" : "H5ZGPU_DEVICE=gpu", ex.device, count);
-    if (ex.kind == H5ZGPU_EXEC_AUTO && !t->gpu)
-        hz_note_once(0, "no usable GPU: compressing on the CPU");
-    return H5ZGPU_OK;
-}
-
-h5zgpu_status h5zgpu_exec_check(const h5zgpu_exec *exec)
-{
-    hz_target t;
-    return resolve(exec, &t);
-}
-
-#ifdef H5ZGPU_HAVE_CUDA
-/* A GPU failure is either final (GPU required) or a reason to redo the work on the CPU. */
-static int fall_back(const hz_target *t, h5zgpu_status st)
-{
-    if (st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL || st == H5ZGPU_E_CORRUPT ||
-        t->required)
-        return 0;
-    hz_note_once(1, "GPU path failed (%s: %s); using the CPU", h5zgpu_status_string(st),
-                 h5zgpu_last_error());
-    return 1;
-}
-#endif
-
 /* Whether chunks of these parameters may hold the interpolation's values, which lie on a grid
  * finer than the codes': a rewritten chunk must then give such values back as they are. */
 static int keeps_fine_codes(const h5zgpu_params *p)
@@ -210,116 +102,120 @@ static int keeps_fine_codes(const h5zgpu_params *p)
     return p->codec != H5ZGPU_CODEC_FIXED;
 }
 
-/* The quantiser from the chunk's statistics on the CPU, computed once for either codec. */
-typedef struct hz_cpu_quant {
-    int ready;
-    qz_quant Q;
-} hz_cpu_quant;
+/* ---- writing: the runners of hz_write_chunk ------------------------------------------------ */
 
-static const qz_quant *cpu_quant(hz_cpu_quant *c, const h5zgpu_params *p, const void *in)
+/* A chunk in host memory, its payloads made on the GPU when t says so, else (or after a GPU
+ * failure that allows it) on the CPU, whose quantiser is set up once for either codec. */
+typedef struct host_run {
+    hz_target t;
+    const void *in;
+    int quant_ready;
+    qz_quant Q;
+} host_run;
+
+static const qz_quant *cpu_quant(host_run *h, const h5zgpu_params *p)
 {
-    if (!c->ready) {
-        int is_f32 = p->dtype == H5ZGPU_FLOAT32, any;
+    if (!h->quant_ready) {
+        const int is_f32 = p->dtype == H5ZGPU_FLOAT32;
+        int any;
         double lo, hi;
-        qz_quant F = {.is_f32 = is_f32, .has_fill = p->has_fill, .fill_bits = fill_bits(p)};
-        qz_stats_cpu(in, hz_count(p->rank, p->dims), &F, p->mode, &any, &lo, &hi);
-        qz_init(&c->Q, p->mode, p->eb, is_f32, any, lo, hi);
-        c->Q.keep = keeps_fine_codes(p);
-        c->Q.has_fill = F.has_fill;
-        c->Q.fill_bits = F.fill_bits;
-        c->ready = 1;
+        qz_quant F = {.is_f32 = is_f32, .has_fill = p->has_fill, .fill_bits = hz_fill_bits(p)};
+        qz_stats_cpu(h->in, hz_count(p->rank, p->dims), &F, p->mode, &any, &lo, &hi);
+        qz_init(&h->Q, p->mode, p->eb, is_f32, any, lo, hi);
+        h->Q.keep = keeps_fine_codes(p);
+        h->Q.has_fill = F.has_fill;
+        h->Q.fill_bits = F.fill_bits;
+        h->quant_ready = 1;
     }
-    return &c->Q;
+    return &h->Q;
 }
 
-/* The payload of one codec (fixed-length or Huffman): on the GPU when t says so, else (or
- * after a GPU failure that allows it) on the CPU. */
-static h5zgpu_status encode_one(const hz_target *t, unsigned codec, const fl_geom *g,
-                                const hf_geom *hg, const h5zgpu_params *p, hz_cpu_quant *cq,
-                                const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
-                                double *eb_abs, uint32_t *sum)
-{
-    const int huff = codec == H5ZGPU_CODEC_HUFFMAN;
-    h5zgpu_status st;
 #ifdef H5ZGPU_HAVE_CUDA
-    if (t->gpu) {
-        int held; /* equals p->has_fill: the caller left it set only when some element is fill */
-        int is_f32 = p->dtype == H5ZGPU_FLOAT32;
-        st = huff ? hzc_huff_encode(hg, p->mode, p->eb, is_f32, keeps_fine_codes(p),
-                                    hf_radius(p->radius), p->has_fill, fill_bits(p), in, 0, out, 0,
-                                    0, cap, len, eb_abs, sum, &held, t->device, NULL)
-                  : hzc_fixed_encode(g, p->mode, p->eb, is_f32, keeps_fine_codes(p), p->has_fill,
-                                     fill_bits(p), in, 0, out, 0, 0, cap, len, eb_abs, sum, &held,
-                                     t->device, NULL);
-        if (!fall_back(t, st))
+/* The backend's arguments for one encoding of p's chunk. */
+static hzc_encode_args gpu_args(const h5zgpu_params *p, const void *in, int in_dev, uint8_t *out,
+                                int out_dev, uint64_t shift, uint64_t cap, int device,
+                                void *stream)
+{
+    hzc_encode_args a = {.mode = p->mode, .eb = p->eb, .is_f32 = p->dtype == H5ZGPU_FLOAT32,
+                         .keep = keeps_fine_codes(p), .radius = hf_radius(p->radius),
+                         .has_fill = p->has_fill, .fill_bits = hz_fill_bits(p), .in = in,
+                         .in_dev = in_dev, .out = out, .out_dev = out_dev, .fill_shift = shift,
+                         .cap = cap, .device = device, .stream = stream};
+    return a;
+}
+#endif
+
+static h5zgpu_status host_encode(const hz_runner *r, unsigned codec, uint8_t *base,
+                                 uint64_t shift, uint64_t cap, int keep, hz_payload *res)
+{
+    host_run *h = r->ctx;
+    const h5zgpu_params *p = r->p;
+    const int huff = codec == H5ZGPU_CODEC_HUFFMAN;
+    fl_geom g;
+    hf_geom hg;
+    fl_geom_init(&g, p->rank, p->dims);
+    if (huff && hf_geom_init(&hg, p->rank, p->dims) != 0)
+        return H5ZGPU_E_OUTPUT_TOO_SMALL;   /* hz_write_chunk asks only where it fits */
+    h5zgpu_status st;
+    res->held_fill = p->has_fill;   /* r->fill: the caller cleared has_fill when none is fill */
+#ifdef H5ZGPU_HAVE_CUDA
+    if (h->t.gpu) {
+        hzc_encode_args a = gpu_args(p, h->in, 0, base, 0, shift, cap, h->t.device, NULL);
+        hzc_encode_result gr;
+        st = huff ? hzc_huff_encode(&hg, &a, &gr) : hzc_fixed_encode(&g, &a, &gr);
+        if (st == H5ZGPU_OK) {
+            res->len = gr.len;
+            res->eb_abs = gr.eb_abs;
+            res->sum = gr.sum;
+        }
+        if (!hz_fall_back(&h->t, st))
             return st == H5ZGPU_E_DEVICE || st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL
                        ? st
                        : hz_fail(H5ZGPU_E_DEVICE, "GPU compression failed: %s",
                                  h5zgpu_last_error());
     }
 #else
-    (void)t;
+    (void)shift;   /* the host path knows the fill before it encodes */
 #endif
-    const qz_quant *Q = cpu_quant(cq, p, in);
-    st = huff ? hf_encode_cpu(hg, Q, hf_radius(p->radius), in, out, cap, len)
-              : fl_encode_cpu(g, Q, in, out, cap, len);
+    const qz_quant *Q = cpu_quant(h, p);
+    /* a payload kept at base is replaced only by one that fits */
+    uint8_t *dst = keep ? malloc(cap ? cap : 1) : base;
+    if (!dst)
+        return hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a second encoding");
+    st = huff ? hf_encode_cpu(&hg, Q, hf_radius(p->radius), h->in, dst, cap, &res->len)
+              : fl_encode_cpu(&g, Q, h->in, dst, cap, &res->len);
     if (st == H5ZGPU_OK) {
-        *eb_abs = Q->eb;
-        *sum = hz_sum(out, *len);
+        res->eb_abs = Q->eb;
+        res->sum = hz_sum(dst, res->len);
+        if (dst != base)
+            memcpy(base, dst, res->len);
     }
+    if (dst != base)
+        free(dst);
     return st;
 }
 
-/* The payload of the codec asked for; auto keeps the smaller of the two (the fixed-length one
- * on a tie). *codec says which wrote it. Chunks of 2^32 elements or more, whose positions the
- * Huffman payload cannot hold, go to the fixed-length codec. */
-static h5zgpu_status encode(const hz_target *t, const h5zgpu_params *p, const void *in,
-                            uint8_t *out, uint64_t cap, unsigned *codec, uint64_t *len,
-                            double *eb_abs, uint32_t *sum)
+static h5zgpu_status host_store_raw(const hz_runner *r, uint8_t *dst, uint64_t raw,
+                                    uint32_t *sum)
 {
-    fl_geom fg;
-    hf_geom hg;
-    hz_cpu_quant cq = {0};
-    fl_geom_init(&fg, p->rank, p->dims);
-    int huff_ok = hf_geom_init(&hg, p->rank, p->dims) == 0;
-    int want_fixed = p->codec != H5ZGPU_CODEC_HUFFMAN || !huff_ok;
-    int want_huff = p->codec != H5ZGPU_CODEC_FIXED && huff_ok;
-    h5zgpu_status st = H5ZGPU_E_OUTPUT_TOO_SMALL;
-    *codec = H5ZGPU_CODEC_FIXED;
-    if (want_fixed)
-        st = encode_one(t, H5ZGPU_CODEC_FIXED, &fg, &hg, p, &cq, in, out, cap, len, eb_abs, sum);
-    if (!want_huff || (st != H5ZGPU_OK && st != H5ZGPU_E_OUTPUT_TOO_SMALL))
-        return st;
-    uint64_t hcap = st == H5ZGPU_OK ? *len : cap; /* auto: Huffman must be strictly smaller */
-    uint8_t *hout = want_fixed ? malloc(hcap ? hcap : 1) : out;
-    if (!hout)
-        return hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a second encoding");
-    uint64_t hlen;
-    double heb;
-    uint32_t hsum;
-    h5zgpu_status hst = hcap ? encode_one(t, H5ZGPU_CODEC_HUFFMAN, &fg, &hg, p, &cq, in, hout,
-                                          hcap - (want_fixed ? 1 : 0), &hlen, &heb, &hsum)
-                             : H5ZGPU_E_OUTPUT_TOO_SMALL;
-    if (hst == H5ZGPU_OK) {
-        if (hout != out)
-            memcpy(out, hout, hlen);
-        *codec = H5ZGPU_CODEC_HUFFMAN;
-        *len = hlen;
-        *eb_abs = heb;
-        *sum = hsum;
-        st = H5ZGPU_OK;
-    } else if (hst != H5ZGPU_E_OUTPUT_TOO_SMALL) {
-        st = hst;
-    }
-    if (hout != out)
-        free(hout);
-    return st;
+    const host_run *h = r->ctx;
+    memcpy(dst, h->in, raw);
+    *sum = hz_sum(dst, raw);
+    return H5ZGPU_OK;
+}
+
+static h5zgpu_status host_put_header(const hz_runner *r, uint8_t *dst, const uint8_t *hdr,
+                                     size_t len)
+{
+    (void)r;
+    memcpy(dst, hdr, len);
+    return H5ZGPU_OK;
 }
 
 /* Whether any element's bits equal the fill value's. */
 static int holds_fill(const h5zgpu_params *p, const void *in)
 {
-    uint64_t n = hz_count(p->rank, p->dims), bits = fill_bits(p);
+    uint64_t n = hz_count(p->rank, p->dims), bits = hz_fill_bits(p);
     if (p->dtype == H5ZGPU_FLOAT32) {
         const uint32_t *w = (const uint32_t *)in;
         for (uint64_t i = 0; i < n; i++)
@@ -337,51 +233,23 @@ static int holds_fill(const h5zgpu_params *p, const void *in)
 h5zgpu_status h5zgpu_compress(const h5zgpu_params *given, const void *in, void *out,
                               size_t out_cap, size_t *out_len, const h5zgpu_exec *exec)
 {
-    hz_target t;
     h5zgpu_status st = h5zgpu_params_check(given);
     if (st != H5ZGPU_OK)
         return st;
     if (!in || !out || !out_len)
         return hz_fail(H5ZGPU_E_INVALID_ARG, "a buffer pointer is NULL");
+    host_run h = {.in = in};
+    if ((st = hz_resolve(exec, &h.t)) != H5ZGPU_OK)
+        return st;
     /* a chunk without fill elements is written as if there were no fill value (FORMAT.md) */
-    h5zgpu_params own = *given;
-    const h5zgpu_params *p = &own;
-    own.has_fill = given->has_fill && holds_fill(given, in);
-    unsigned flags = p->has_fill ? HZ_FLAG_FILL : 0u;
-    size_t hlen = hz_header_len(p->rank, flags);
-    uint64_t raw = hz_count(p->rank, p->dims) * hz_esize(p->dtype);
-    if (out_cap < hlen + raw)
-        return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL,
-                       "output buffer of %zu bytes is below h5zgpu_compress_bound (%llu)",
-                       out_cap, (unsigned long long)(hlen + raw));
-    if ((st = resolve(exec, &t)) != H5ZGPU_OK)
-        return st;
-
-    hz_header h = {.version = HZ_VERSION_GRID, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
-                   .flags = flags, .fill_bits = p->has_fill ? fill_bits(p) : 0,
-                   .dtype = p->dtype, .mode = p->mode, .eb = p->eb};
-    memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
-    uint8_t *pay = (uint8_t *)out + hlen;
-    uint32_t sum = 0;
-    st = encode(&t, p, in, pay, raw, &h.codec, &h.payload_len, &h.eb_abs, &sum);
-    /* did not shrink, or REL's range overflowed (float64 values near both -max and +max: every
-     * block is raw, and a bound of inf could not be read back): stored as it came, behind the
-     * same header */
-    if (st == H5ZGPU_E_OUTPUT_TOO_SMALL ||
-        (st == H5ZGPU_OK && (h.payload_len >= raw || !hz_is_finite(h.eb_abs)))) {
-        h.codec = HZ_CODEC_RAW;
-        h.version = 1;
-        h.eb_abs = 0;
-        h.payload_len = raw;
-        memcpy(pay, in, raw);
-        sum = hz_sum(pay, raw);
-    } else if (st != H5ZGPU_OK) {
-        return st;
-    }
-    hz_header_write((uint8_t *)out, &h, sum);
-    *out_len = hlen + h.payload_len;
-    return H5ZGPU_OK;
+    h5zgpu_params p = *given;
+    p.has_fill = given->has_fill && holds_fill(given, in);
+    hz_runner r = {.p = &p, .fill = p.has_fill, .encode = host_encode,
+                   .store_raw = host_store_raw, .put_header = host_put_header, .ctx = &h};
+    return hz_write_chunk(&r, (uint8_t *)out, out_cap, out_len);
 }
+
+/* ---- reading --------------------------------------------------------------------------------- */
 
 static h5zgpu_status check_sum(const uint8_t *in, const hz_header *h, uint32_t sum)
 {
@@ -395,17 +263,11 @@ static h5zgpu_status check_sum(const uint8_t *in, const hz_header *h, uint32_t s
     return H5ZGPU_OK;
 }
 
-static void quant_for_decode(qz_quant *Q, const hz_header *h)
-{
-    qz_decoder(Q, h->mode, h->eb_abs, h->dtype == H5ZGPU_FLOAT32, h->version);
-    Q->has_fill = (h->flags & HZ_FLAG_FILL) != 0;
-    Q->fill_bits = h->fill_bits;
-}
-
-/* A fixed-length or Huffman payload into the chunk's elements: on the GPU when t says so, else
- * (or after a GPU failure that allows it) on the CPU; the checksum is checked either way. */
-static h5zgpu_status decode_payload(const hz_target *t, const uint8_t *c, const hz_header *h,
-                                    const uint8_t *pay, void *out)
+/* Decodes the payload of a coded chunk (header h, whose bytes are hdr) on the GPU when t says
+ * so (in and out device memory with dev), else on the CPU (after a GPU failure that allows it);
+ * the checksum is checked either way. */
+static h5zgpu_status decode_payload(const hz_target *t, const uint8_t *hdr, const hz_header *h,
+                                    const uint8_t *pay, void *out, int dev, void *stream)
 {
     const int huff = h->codec == H5ZGPU_CODEC_HUFFMAN;
     fl_geom g;
@@ -413,29 +275,29 @@ static h5zgpu_status decode_payload(const hz_target *t, const uint8_t *c, const 
     fl_geom_init(&g, h->rank, h->dims);
     if (huff && hf_geom_init(&hg, h->rank, h->dims) != 0)
         return hz_fail(H5ZGPU_E_CORRUPT, "Huffman chunk of 2^32 elements or more");
-    h5zgpu_status st;
+    h5zgpu_status st = H5ZGPU_E_DEVICE;
 #ifdef H5ZGPU_HAVE_CUDA
     if (t->gpu) {
         uint32_t sum;
-        int is_f32 = h->dtype == H5ZGPU_FLOAT32, has_fill = (h->flags & HZ_FLAG_FILL) != 0;
-        st = huff ? hzc_huff_decode(&hg, h->version, h->mode, h->eb_abs, is_f32, has_fill,
-                                    h->fill_bits, pay, 0, h->payload_len, out, 0, &sum,
-                                    t->device, NULL)
-                  : hzc_fixed_decode(&g, h->version, h->mode, h->eb_abs, is_f32, has_fill,
-                                     h->fill_bits, pay,
-                                     0, h->payload_len, out, 0, &sum, t->device, NULL);
+        const hzc_decode_args a = {.h = h, .in = pay, .in_dev = dev, .out = out, .out_dev = dev,
+                                   .device = t->device, .stream = stream};
+        st = huff ? hzc_huff_decode(&hg, &a, &sum) : hzc_fixed_decode(&g, &a, &sum);
         if (st == H5ZGPU_OK)
-            st = check_sum(c, h, sum);
-        if (!fall_back(t, st))
+            st = check_sum(hdr, h, sum);
+        if (!hz_fall_back(t, st))
             return st;
     }
 #else
-    (void)t;
+    (void)t, (void)stream;
 #endif
-    if ((st = check_sum(c, h, hz_sum(pay, h->payload_len))) != H5ZGPU_OK)
+    if (dev)
+        return st;   /* device memory: no CPU path (t->required) */
+    if ((st = check_sum(hdr, h, hz_sum(pay, h->payload_len))) != H5ZGPU_OK)
         return st;
     qz_quant Q;
-    quant_for_decode(&Q, h);
+    qz_decoder(&Q, h->mode, h->eb_abs, h->dtype == H5ZGPU_FLOAT32, h->version);
+    Q.has_fill = (h->flags & HZ_FLAG_FILL) != 0;
+    Q.fill_bits = h->fill_bits;
     if (huff)
         return hf_decode_cpu(&hg, h->version, &Q, pay, h->payload_len, out);
     st = fl_decode_cpu(&g, &Q, pay, h->payload_len, out);
@@ -468,9 +330,9 @@ h5zgpu_status h5zgpu_decompress(const void *in, size_t in_len, void *out, size_t
         *out_len = raw;
         return H5ZGPU_OK;
     }
-    if ((st = resolve(exec, &t)) != H5ZGPU_OK)
+    if ((st = hz_resolve(exec, &t)) != H5ZGPU_OK)
         return st;
-    if ((st = decode_payload(&t, c, &h, pay, out)) == H5ZGPU_OK)
+    if ((st = decode_payload(&t, c, &h, pay, out, 0, NULL)) == H5ZGPU_OK)
         *out_len = raw;
     return st;
 }
@@ -536,86 +398,65 @@ h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const
 }
 
 #ifdef H5ZGPU_HAVE_CUDA
+/* ---- device memory ------------------------------------------------------------------------- */
+
+/* A chunk in device memory, all on the GPU: whether it holds fill elements is known only once
+ * the GPU has looked (hz_runner's fill = -1). */
+typedef struct device_run {
+    const void *d_in;
+    int device;
+    void *stream;
+} device_run;
+
+static h5zgpu_status device_encode(const hz_runner *r, unsigned codec, uint8_t *base,
+                                   uint64_t shift, uint64_t cap, int keep, hz_payload *res)
+{
+    const device_run *d = r->ctx;
+    const h5zgpu_params *p = r->p;
+    (void)keep;   /* the backend copies a payload out only when it fits */
+    fl_geom g;
+    hf_geom hg;
+    fl_geom_init(&g, p->rank, p->dims);
+    if (codec == H5ZGPU_CODEC_HUFFMAN && hf_geom_init(&hg, p->rank, p->dims) != 0)
+        return H5ZGPU_E_OUTPUT_TOO_SMALL;
+    hzc_encode_args a = gpu_args(p, d->d_in, 1, base, 1, shift, cap, d->device, d->stream);
+    hzc_encode_result gr;
+    h5zgpu_status st = codec == H5ZGPU_CODEC_HUFFMAN ? hzc_huff_encode(&hg, &a, &gr)
+                                                     : hzc_fixed_encode(&g, &a, &gr);
+    res->held_fill = gr.held_fill;
+    if (st == H5ZGPU_OK) {
+        res->len = gr.len;
+        res->eb_abs = gr.eb_abs;
+        res->sum = gr.sum;
+    }
+    return st;
+}
+
+static h5zgpu_status device_store_raw(const hz_runner *r, uint8_t *dst, uint64_t raw,
+                                      uint32_t *sum)
+{
+    const device_run *d = r->ctx;
+    h5zgpu_status st = hzc_copy(dst, 1, d->d_in, 1, raw, d->device, d->stream);
+    return st == H5ZGPU_OK ? hzc_sum(dst, raw, sum, d->device, d->stream) : st;
+}
+
+static h5zgpu_status device_put_header(const hz_runner *r, uint8_t *dst, const uint8_t *hdr,
+                                       size_t len)
+{
+    const device_run *d = r->ctx;
+    return hzc_copy(dst, 1, hdr, 0, len, d->device, d->stream);
+}
+
 h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, void *d_out,
                                      size_t out_cap, size_t *out_len, int device, void *stream)
 {
-    fl_geom g;
-    hf_geom hg;
     h5zgpu_status st = h5zgpu_params_check(p);
     if (st != H5ZGPU_OK)
         return st;
-    /* whether the chunk holds fill elements, and so the header's length, is known only once
-     * the GPU has looked: the payload goes after the shorter header or, with fill, the longer */
-    size_t hlen = hz_header_len(p->rank, 0), bound = h5zgpu_compress_bound(p);
-    uint64_t raw = hz_count(p->rank, p->dims) * hz_esize(p->dtype);
-    if (out_cap < bound)
-        return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL,
-                       "output buffer of %zu bytes is below h5zgpu_compress_bound (%zu)",
-                       out_cap, bound);
-    fl_geom_init(&g, p->rank, p->dims);
-    /* the codec choice of encode() */
-    int huff_ok = hf_geom_init(&hg, p->rank, p->dims) == 0;
-    int want_fixed = p->codec != H5ZGPU_CODEC_HUFFMAN || !huff_ok;
-    int want_huff = p->codec != H5ZGPU_CODEC_FIXED && huff_ok;
-    hz_header h = {.version = HZ_VERSION_GRID, .codec = H5ZGPU_CODEC_FIXED, .rank = p->rank,
-                   .dtype = p->dtype, .mode = p->mode, .eb = p->eb};
-    memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
-    uint32_t sum = 0;
-    int held = 0;
-    uint8_t *pay0 = (uint8_t *)d_out + hlen;
-    uint64_t fill_shift = hz_header_len(p->rank, HZ_FLAG_FILL) - hlen;
-    st = H5ZGPU_E_OUTPUT_TOO_SMALL;
-    if (want_fixed)
-        st = hzc_fixed_encode(&g, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32, keeps_fine_codes(p),
-                              p->has_fill, fill_bits(p), d_in, 1, pay0, 1, fill_shift, raw,
-                              &h.payload_len, &h.eb_abs, &sum, &held, device, stream);
-    if (want_huff && (st == H5ZGPU_OK || st == H5ZGPU_E_OUTPUT_TOO_SMALL)) {
-        /* auto: Huffman must be strictly smaller; when it does not fit, the backend leaves the
-         * fixed-length payload in place */
-        uint64_t hcap = (st == H5ZGPU_OK ? h.payload_len : raw) - (want_fixed ? 1 : 0);
-        uint64_t hplen;
-        double heb;
-        uint32_t hsum;
-        h5zgpu_status hst =
-            hcap ? hzc_huff_encode(&hg, p->mode, p->eb, p->dtype == H5ZGPU_FLOAT32,
-                                   keeps_fine_codes(p), hf_radius(p->radius), p->has_fill,
-                                   fill_bits(p), d_in, 1, pay0, 1, fill_shift, hcap, &hplen, &heb,
-                                   &hsum, &held, device, stream)
-                 : H5ZGPU_E_OUTPUT_TOO_SMALL;
-        if (hst == H5ZGPU_OK) {
-            h.codec = H5ZGPU_CODEC_HUFFMAN;
-            h.payload_len = hplen;
-            h.eb_abs = heb;
-            sum = hsum;
-            st = H5ZGPU_OK;
-        } else if (hst != H5ZGPU_E_OUTPUT_TOO_SMALL) {
-            st = hst;
-        }
-    }
-    if (held) {
-        h.flags = HZ_FLAG_FILL;
-        h.fill_bits = fill_bits(p);
-        hlen = hz_header_len(p->rank, h.flags);
-    }
-    uint8_t *pay = (uint8_t *)d_out + hlen;
-    if (st == H5ZGPU_E_OUTPUT_TOO_SMALL ||
-        (st == H5ZGPU_OK && (h.payload_len >= raw || !hz_is_finite(h.eb_abs)))) {
-        h.codec = HZ_CODEC_RAW;
-        h.version = 1;
-        h.eb_abs = 0;
-        h.payload_len = raw;
-        st = hzc_copy(pay, 1, d_in, 1, raw, device, stream);
-        if (st == H5ZGPU_OK)
-            st = hzc_sum(pay, raw, &sum, device, stream);
-    }
-    if (st != H5ZGPU_OK)
-        return st;
-    uint8_t hdr[HZ_HDR_MAX];
-    hz_header_write(hdr, &h, sum);
-    if ((st = hzc_copy(d_out, 1, hdr, 0, hlen, device, stream)) != H5ZGPU_OK)
-        return st;
-    *out_len = hlen + h.payload_len;
-    return H5ZGPU_OK;
+    device_run d = {d_in, device, stream};
+    hz_runner r = {.p = p, .fill = p->has_fill ? -1 : 0, .encode = device_encode,
+                   .store_raw = device_store_raw, .put_header = device_put_header, .ctx = &d};
+    return hz_write_chunk(&r, (uint8_t *)d_out, out_cap, out_len);
 }
 
 h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_out,
@@ -646,25 +487,9 @@ h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_
             (st = check_sum(hdr, &h, sum)) != H5ZGPU_OK)
             return st;
         st = hzc_copy(d_out, 1, pay, 1, raw, device, stream);
-    } else if (h.codec == H5ZGPU_CODEC_FIXED) {
-        fl_geom g;
-        fl_geom_init(&g, h.rank, h.dims);
-        st = hzc_fixed_decode(&g, h.version, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
-                              (h.flags & HZ_FLAG_FILL) != 0, h.fill_bits, pay, 1, h.payload_len,
-                              d_out, 1, &sum, device, stream);
-        if (st == H5ZGPU_OK)
-            st = check_sum(hdr, &h, sum);
-    } else if (h.codec == H5ZGPU_CODEC_HUFFMAN) {
-        hf_geom hg;
-        st = hf_geom_init(&hg, h.rank, h.dims) != 0
-                 ? hz_fail(H5ZGPU_E_CORRUPT, "Huffman chunk of 2^32 elements or more")
-                 : hzc_huff_decode(&hg, h.version, h.mode, h.eb_abs, h.dtype == H5ZGPU_FLOAT32,
-                                   (h.flags & HZ_FLAG_FILL) != 0, h.fill_bits, pay, 1,
-                                   h.payload_len, d_out, 1, &sum, device, stream);
-        if (st == H5ZGPU_OK)
-            st = check_sum(hdr, &h, sum);
     } else {
-        st = hz_fail(H5ZGPU_E_UNSUPPORTED, "chunk codec %u is not in this build", h.codec);
+        const hz_target t = {.gpu = 1, .required = 1, .device = device};
+        st = decode_payload(&t, hdr, &h, pay, d_out, 1, stream);
     }
     if (st == H5ZGPU_OK)
         *out_len = raw;

@@ -6,6 +6,7 @@
 #ifndef H5ZGPU_BACKEND_GPU_H
 #define H5ZGPU_BACKEND_GPU_H
 
+#include "chunk.h"
 #include "fixed_common.h"
 #include "h5zgpu.h"
 #include "huff_common.h"
@@ -17,43 +18,59 @@ extern "C" {
 /* Number of usable CUDA devices; 0 when there is no driver, no device or initialisation fails. */
 int hzc_device_count(void);
 
-/* Fixed-length payload (the bytes after the chunk header), statistics, quantiser and encoding
- * all on the device. With has_fill, elements whose bits equal fill_bits are fill; the chunk is
- * coded with the fill layout only when it holds some (*held_fill = 1), and its payload then
- * starts fill_shift bytes past out (the header's fill value lies between). Writes at most cap
- * payload bytes; H5ZGPU_E_OUTPUT_TOO_SMALL when the payload needs more (*held_fill is set even
- * then). keep: the dataset may hold interpolated values (qz_quant). On success *len is the
- * payload size, *eb_abs the bound applied and *sum the checksum sum of the payload (hz_sum). */
-h5zgpu_status hzc_fixed_encode(const fl_geom *g, h5zgpu_mode mode, double eb, int is_f32,
-                               int keep, int has_fill, uint64_t fill_bits, const void *in,
-                               int in_dev, uint8_t *out, int out_dev, uint64_t fill_shift,
-                               uint64_t cap,
-                               uint64_t *len, double *eb_abs, uint32_t *sum, int *held_fill,
-                               int device, void *stream);
+/* One encoding: the chunk's parameters as the codec applies them, where its values are and
+ * where its payload goes. Pointers flagged *_dev are device memory, the others host memory. */
+typedef struct hzc_encode_args {
+    h5zgpu_mode mode;
+    double eb;
+    int is_f32;
+    int keep;             /* the dataset may hold interpolated values (qz_quant) */
+    unsigned radius;      /* Huffman: 2..HF_RADIUS_MAX */
+    int has_fill;         /* with fill_bits: elements of these bits are fill */
+    uint64_t fill_bits;
+    const void *in;
+    int in_dev;
+    uint8_t *out;
+    int out_dev;
+    uint64_t fill_shift;  /* the payload starts this far past out when the chunk holds fill */
+    uint64_t cap;         /* payload bytes out may take */
+    int device;
+    void *stream;
+} hzc_encode_args;
 
-/* Decodes a payload of len bytes into the chunk's elements (version, mode, eb_abs: the chunk
- * header's; has_fill its fill flag, fill_bits its value); H5ZGPU_E_CORRUPT on any invalid length, code or offset. *sum is
- * the checksum sum of the payload, for the caller to check. */
-h5zgpu_status hzc_fixed_decode(const fl_geom *g, unsigned version, h5zgpu_mode mode,
-                               double eb_abs, int is_f32, int has_fill, uint64_t fill_bits,
-                               const uint8_t *in, int in_dev, uint64_t len, void *out,
-                               int out_dev, uint32_t *sum, int device, void *stream);
+typedef struct hzc_encode_result {
+    uint64_t len;         /* payload bytes */
+    double eb_abs;        /* the bound applied */
+    uint32_t sum;         /* checksum sum of the payload (hz_sum) */
+    int held_fill;        /* some element is fill: the payload starts fill_shift past out */
+} hzc_encode_result;
 
-/* Huffman payload (codec 2) with radius 2..HF_RADIUS_MAX, all on the device, the same bytes as
- * hf_encode_cpu; fill, cap and the results as hzc_fixed_encode. On H5ZGPU_E_OUTPUT_TOO_SMALL
- * nothing is written to out. */
-h5zgpu_status hzc_huff_encode(const hf_geom *g, h5zgpu_mode mode, double eb, int is_f32,
-                              int keep, unsigned radius, int has_fill, uint64_t fill_bits,
-                              const void *in, int in_dev, uint8_t *out, int out_dev,
-                              uint64_t fill_shift, uint64_t cap, uint64_t *len, double *eb_abs,
-                              uint32_t *sum, int *held_fill, int device, void *stream);
+/* One decoding: the chunk's header and where its payload (h->payload_len bytes) and values
+ * are. */
+typedef struct hzc_decode_args {
+    const hz_header *h;
+    const uint8_t *in;
+    int in_dev;
+    void *out;
+    int out_dev;
+    int device;
+    void *stream;
+} hzc_decode_args;
 
-/* Decodes a Huffman payload of len bytes as hf_decode_cpu does, rejecting what it rejects
- * (H5ZGPU_E_CORRUPT); arguments as hzc_fixed_decode. */
-h5zgpu_status hzc_huff_decode(const hf_geom *g, unsigned version, h5zgpu_mode mode,
-                              double eb_abs, int is_f32, int has_fill, uint64_t fill_bits,
-                              const uint8_t *in, int in_dev, uint64_t len, void *out, int out_dev,
-                              uint32_t *sum, int device, void *stream);
+/* Fixed-length payload, statistics, quantiser and encoding all on the device. The chunk is
+ * coded with the fill layout only when it holds fill elements (r->held_fill, set even when the
+ * payload does not fit). H5ZGPU_E_OUTPUT_TOO_SMALL when the payload needs more than a->cap. */
+h5zgpu_status hzc_fixed_encode(const fl_geom *g, const hzc_encode_args *a, hzc_encode_result *r);
+
+/* Huffman payload, the same bytes as hf_encode_cpu, with the same contract; on
+ * H5ZGPU_E_OUTPUT_TOO_SMALL nothing is written to a->out. */
+h5zgpu_status hzc_huff_encode(const hf_geom *g, const hzc_encode_args *a, hzc_encode_result *r);
+
+/* Decodes the payload into the chunk's elements; H5ZGPU_E_CORRUPT on any invalid length, code or
+ * offset (what the CPU decoders reject). *sum is the checksum sum of the payload, for the caller
+ * to check. */
+h5zgpu_status hzc_fixed_decode(const fl_geom *g, const hzc_decode_args *a, uint32_t *sum);
+h5zgpu_status hzc_huff_decode(const hf_geom *g, const hzc_decode_args *a, uint32_t *sum);
 
 /* Checksum sum (hz_sum) of n bytes of device memory. */
 h5zgpu_status hzc_sum(const void *p_dev, uint64_t n, uint32_t *sum, int device, void *stream);

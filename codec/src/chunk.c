@@ -18,6 +18,20 @@ uint64_t hz_count(unsigned rank, const uint64_t *dims)
     return n;
 }
 
+uint64_t hz_fill_bits(const h5zgpu_params *p)
+{
+    uint64_t u = 0;
+    if (p->dtype == H5ZGPU_FLOAT32) {
+        float f = (float)p->fill;
+        uint32_t w;
+        memcpy(&w, &f, 4);
+        u = w;
+    } else {
+        memcpy(&u, &p->fill, 8);
+    }
+    return u;
+}
+
 uint32_t hz_sum(const uint8_t *p, uint64_t n)
 {
     uint32_t s = 0;

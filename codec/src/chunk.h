@@ -37,6 +37,9 @@ static inline unsigned hz_esize(h5zgpu_dtype t)
     return t == H5ZGPU_FLOAT64 ? 8u : 4u;
 }
 
+/* The fill value of p in the element type's bits, zero-extended. */
+uint64_t hz_fill_bits(const h5zgpu_params *p);
+
 /* Element count of a shape, or 0 if it overflows 2^60. */
 uint64_t hz_count(unsigned rank, const uint64_t *dims);
 

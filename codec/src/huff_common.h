@@ -1,5 +1,5 @@
 /* The Huffman codec's arithmetic, shared verbatim by the CPU reference (huff_cpu.c) and the
- * CUDA kernels (cuda/huff_kernels.cu): tile geometry, dual-quantisation Lorenzo, the token
+ * CUDA kernels (cuda/huffman/): tile geometry, dual-quantisation Lorenzo, the token
  * alphabet, the deterministic length-limited codebook and canonical codes.
  * docs/FORMAT.md, "Huffman payload", describes the bytes these functions produce. */
 #ifndef H5ZGPU_HUFF_COMMON_H

@@ -70,7 +70,7 @@ HZ_HD double hz_pow2(int n)
     return v;
 }
 
-/* Signed to unsigned and back, small magnitudes to small codes: 0, -1, 1, -2, ... -> 0, 1, 2, ... */
+/* Signed to unsigned and back, small magnitudes to small codes: 0, -1, 1, -2 -> 0, 1, 2, 3. */
 HZ_HD uint64_t hz_zigzag(int64_t v)
 {
     return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);

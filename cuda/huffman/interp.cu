@@ -1,24 +1,24 @@
 /* The Huffman codec's interpolation predictor on the GPU (huff_interp.h): the passes of
  * huff_interp.c, the same inline arithmetic, so deltas and values match the CPU's bit for bit.
- * The coarse levels, whose passes have up to IP_COARSE_MAX elements each, run in one CTA with
+ * The coarse levels, whose passes have up to HF_IP_COARSE_MAX elements each, run in one CTA with
  * a barrier between passes; each finer level's three passes are one kernel over regions
- * (ip_level_kernel). */
-#include "kernels.h"
+ * (hf_ip_level_kernel). */
+#include "huff_device.cuh"
 
-#define IP_THREADS 256
-#define IP_COARSE_THREADS 1024
-#define IP_COARSE_MAX 2048u      /* levels whose passes have up to this many elements share the
+#define HF_IP_THREADS 256
+#define HF_IP_COARSE_THREADS 1024
+#define HF_IP_COARSE_MAX 2048u      /* levels whose passes have up to this many elements share the
                                   * one-CTA kernel, which one SM runs: larger ones take a grid */
 
 /* Chunks the Huffman codec writes hold fewer than 2^32 elements, so every coordinate, raster
  * index and tile-major position below is 32-bit: half the instructions of 64-bit ones.
- * When level 1 runs in ip_level_kernel (`split`), the codes every pass reads, which all lie at
+ * When level 1 runs in hf_ip_level_kernel (`split`), the codes every pass reads, which all lie at
  * even coordinates, and (encoding) the deltas of those elements are kept in lattice arrays of
  * the even coordinates, which the finer levels read and write densely; level 1 then writes
  * every element's token (encoding) or value (decoding) a region at a time, whole sectors, and
  * no DRAM sector is written twice in part. Else (a chunk whose passes all fit the one-CTA
  * kernel) the codes are in raster order and each element's results go straight out. */
-struct ip_args {
+struct hf_ip_args {
     hf_geom g;
     qz_quant Q;
     const void *in;
@@ -27,7 +27,7 @@ struct ip_args {
     int32_t *delta2;             /* encoder, split: the even elements' deltas, lattice order */
     uint16_t *tok;               /* encoder: tokens, tile-major */
     unsigned R;                  /* encoder: the radius */
-    hzc_huff_plan *plan;         /* encoder */
+    hf_enc_plan *plan;         /* encoder */
     void *out;                   /* decoder */
     hzc_scalars *sc;             /* decoder */
     uint32_t n[3], t[3];         /* the folded chunk's and the tile's edges (z, y, x) */
@@ -39,15 +39,16 @@ struct ip_args {
 };
 
 /* One pass in 32 bits, with its axis' length and stride in u picked out. */
-struct ip_pass32 {
+struct hf_ip_pass32 {
     uint32_t first[3], step[3], n1, n2, h, na, s;
 };
 
-__device__ __forceinline__ ip_pass32 ip_pass_get(const ip_args &a, unsigned p, uint64_t *npts)
+__device__ __forceinline__ hf_ip_pass32 hf_ip_pass_get(const hf_ip_args &a, unsigned p,
+                                                       uint64_t *npts)
 {
     hf_ip_pass P;
     hf_ip_pass_at(&a.g, p, &P);
-    ip_pass32 q;
+    hf_ip_pass32 q;
     for (int b = 0; b < 3; b++) {
         q.first[b] = (uint32_t)P.first[b];
         q.step[b] = (uint32_t)P.step[b];
@@ -62,14 +63,16 @@ __device__ __forceinline__ ip_pass32 ip_pass_get(const ip_args &a, unsigned p, u
 }
 
 /* u's (and delta2's) index of the element at chunk coordinates c (all even when split: the
- * even lattice's index), sh = a.sh (ip_level_kernel, which runs only when split, passes 1). */
-__device__ __forceinline__ uint32_t ip_uidx(const ip_args &a, const uint32_t c[3], unsigned sh)
+ * even lattice's index), sh = a.sh (hf_ip_level_kernel, which runs only when split, passes 1). */
+__device__ __forceinline__ uint32_t hf_ip_uidx(const hf_ip_args &a, const uint32_t c[3],
+                                               unsigned sh)
 {
     return ((c[0] >> sh) * a.cn[1] + (c[1] >> sh)) * a.cn[2] + (c[2] >> sh);
 }
 
 /* hf_tile_pos with shifts for the tile edges. */
-__device__ __forceinline__ uint32_t ip_pos(const ip_args &a, uint32_t z, uint32_t y, uint32_t x)
+__device__ __forceinline__ uint32_t hf_ip_pos(const hf_ip_args &a, uint32_t z, uint32_t y,
+                                              uint32_t x)
 {
     const uint32_t z0 = z >> a.tshift[0] << a.tshift[0], y0 = y >> a.tshift[1] << a.tshift[1];
     const uint32_t x0 = x >> a.tshift[2] << a.tshift[2];
@@ -80,7 +83,7 @@ __device__ __forceinline__ uint32_t ip_pos(const ip_args &a, uint32_t z, uint32_
 }
 
 /* hf_sampled of the tile holding the element at c (hf_tile_of with shifts). */
-__device__ __forceinline__ bool ip_sampled(const ip_args &a, const uint32_t c[3])
+__device__ __forceinline__ bool hf_ip_sampled(const hf_ip_args &a, const uint32_t c[3])
 {
     const uint32_t t = ((c[0] >> a.tshift[0]) * a.gty + (c[1] >> a.tshift[1])) * a.gtx +
                        (c[2] >> a.tshift[2]);
@@ -88,8 +91,8 @@ __device__ __forceinline__ bool ip_sampled(const ip_args &a, const uint32_t c[3]
 }
 
 /* The prediction of the element at coordinate ca along the pass's axis, u's index k. */
-__device__ __forceinline__ int32_t ip_predict(const ip_args &a, const ip_pass32 &q, uint32_t ca,
-                                              uint32_t k)
+__device__ __forceinline__ int32_t hf_ip_predict_at(const hf_ip_args &a, const hf_ip_pass32 &q,
+                                                    uint32_t ca, uint32_t k)
 {
     const unsigned reach = hf_ip_reach(ca, q.h, q.na);
     const int32_t *u = a.u;
@@ -104,8 +107,8 @@ __device__ __forceinline__ int32_t ip_predict(const ip_args &a, const ip_pass32 
  * code alone); LIN: the chunk's mode is ABS or REL, which lets the compiler drop PWREL's
  * branches. Decoding adds its delta *d (decode_element). */
 template <typename T, bool ENCODE, bool LIN = false>
-__device__ __forceinline__ int32_t ip_code(const ip_args &a, T v, int32_t pred, bool counted,
-                                           unsigned *cost, int32_t *d)
+__device__ __forceinline__ int32_t hf_ip_code_element(const hf_ip_args &a, T v, int32_t pred,
+                                                      bool counted, unsigned *cost, int32_t *d)
 {
     if (ENCODE) {
         qz_quant Q = a.Q;
@@ -113,17 +116,17 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, T v, int32_t pred, 
             Q.pwrel = 0;
         /* without branches: a fill value's code is worked out, then dropped */
         int32_t k = 0, u = pred;
-        const bool fill = qz_is_fill(&Q, hf_bits(v));
+        const bool fill = qz_is_fill(&Q, dv_bits(v));
         const bool coded = hf_ip_quantize(&Q, (double)v, pred, &k, &u);
         k = fill ? 0 : k;
         /* a verbatim element takes delta 0's code, as the decoder does */
         u = fill ? pred : coded ? u : (int32_t)hf_ip_code(&Q, pred, 0);
-        *d = fill ? HZC_CODE_FILL : coded ? k : HZC_CODE_VERBATIM;
+        *d = fill ? HF_CODE_FILL : coded ? k : HF_CODE_VERBATIM;
         if (counted) {
             int32_t p;
             *cost += 32u - __clz(hf_zigzag32(k));
             /* rare: dual quantisation's kind only then */
-            if (*d == HZC_CODE_VERBATIM && hf_dq_code(&Q, (double)v, &p))
+            if (*d == HF_CODE_VERBATIM && hf_dq_code(&Q, (double)v, &p))
                 *cost += hf_ip_verbatim_cost(sizeof(T) == 4);
         }
         return u;
@@ -139,7 +142,7 @@ __device__ __forceinline__ int32_t ip_code(const ip_args &a, T v, int32_t pred, 
 /* What an element leaves for the tokens or values written after its level: its delta or
  * marker d (encoding), or its code u, HF_MARK_FILL for a fill element (decoding). */
 template <bool ENCODE>
-__device__ __forceinline__ int32_t ip_result(int32_t u, int32_t d)
+__device__ __forceinline__ int32_t hf_ip_result(int32_t u, int32_t d)
 {
     return ENCODE ? d : d == HF_MARK_FILL ? HF_MARK_FILL : u;
 }
@@ -147,29 +150,30 @@ __device__ __forceinline__ int32_t ip_result(int32_t u, int32_t d)
 /* The decoded value's bits of a code u (the fill value's for HF_MARK_FILL): the value rounded
  * to T once, qz_reconstruct_at's. */
 template <typename T>
-__device__ __forceinline__ uint64_t ip_value_bits(const ip_args &a, int32_t u)
+__device__ __forceinline__ uint64_t hf_ip_value_bits(const hf_ip_args &a, int32_t u)
 {
     if (u == HF_MARK_FILL)
         return a.Q.fill_bits;
-    return hf_bits((T)qz_reconstruct_wide(&a.Q, hf_ip_steps(&a.Q, u)));
+    return dv_bits((T)qz_reconstruct_wide(&a.Q, hf_ip_steps(&a.Q, u)));
 }
 
 /* The decoded value of the element at raster index i from its code u (or HF_MARK_FILL). */
 template <typename T>
-__device__ __forceinline__ void ip_put(const ip_args &a, uint32_t i, int32_t u)
+__device__ __forceinline__ void hf_ip_put(const hf_ip_args &a, uint32_t i, int32_t u)
 {
-    hf_put_bits((T *)a.out, i, ip_value_bits<T>(a, u));
+    dv_put_bits((T *)a.out, i, hf_ip_value_bits<T>(a, u));
 }
 
 /* The first nv (1..4) of four consecutive elements from raster index i: whole 16-byte stores
  * where they line up. */
 template <typename T>
-__device__ __forceinline__ void ip_put4(const ip_args &a, uint32_t i, const int32_t u[4], int nv)
+__device__ __forceinline__ void hf_ip_put4(const hf_ip_args &a, uint32_t i, const int32_t u[4],
+                                           int nv)
 {
     uint64_t b[4];
 #pragma unroll
     for (int k = 0; k < 4; k++)
-        b[k] = k < nv ? ip_value_bits<T>(a, u[k]) : 0;
+        b[k] = k < nv ? hf_ip_value_bits<T>(a, u[k]) : 0;
     T *out = (T *)a.out + i;
     if (nv == 4 && ((uintptr_t)out & 15u) == 0) {
         if (sizeof(T) == 4) {
@@ -182,29 +186,29 @@ __device__ __forceinline__ void ip_put4(const ip_args &a, uint32_t i, const int3
         return;
     }
     for (int k = 0; k < nv; k++)
-        hf_put_bits((T *)a.out, i + k, b[k]);
+        dv_put_bits((T *)a.out, i + k, b[k]);
 }
 
-/* Encoding: the token of a delta or marker d (HZC_TOK_VERBATIM for a verbatim value), as
+/* Encoding: the token of a delta or marker d (HF_TOK_VERBATIM_MARK for a verbatim value), as
  * hf_ip_token gives it, from v = zigzag(d) + 2 alone: a delta's token when below 2R, 1 for the
  * fill marker and 2^32 - 1 for the verbatim one (deltas are far from 2^31). */
-__device__ __forceinline__ uint32_t ip_tok(const ip_args &a, int32_t d)
+__device__ __forceinline__ uint32_t hf_ip_token_of(const hf_ip_args &a, int32_t d)
 {
     const uint32_t v = hf_zigzag32(d) + 2u;
-    const uint32_t big = v == 0xFFFFFFFFu ? HZC_TOK_VERBATIM : HF_TOK_ESCAPE;
+    const uint32_t big = v == 0xFFFFFFFFu ? HF_TOK_VERBATIM_MARK : HF_TOK_ESCAPE;
     return v == 1u ? HF_TOK_FILL : v < 2u * a.R ? v : big;
 }
 
 /* Encoding: the tokens of the element at tile-major position pos and the nv - 1 (at most 3)
  * after it in its tile row from their deltas or markers d, one 8-byte store where they line
- * up; an outlier's delta goes to ip_delta at its position (hzc_ip_launch_encode). */
-__device__ __forceinline__ void ip_emit4(const ip_args &a, uint32_t pos, const int32_t d[4],
+ * up; an outlier's delta goes to ip_delta at its position (hf_ip_launch_encode). */
+__device__ __forceinline__ void hf_ip_emit4(const hf_ip_args &a, uint32_t pos, const int32_t d[4],
                                          int nv)
 {
     uint32_t t[4];
 #pragma unroll
     for (int k = 0; k < 4; k++) {
-        t[k] = ip_tok(a, d[k]);
+        t[k] = hf_ip_token_of(a, d[k]);
         if (k < nv && t[k] == HF_TOK_ESCAPE)
             a.delta[pos + k] = d[k];
     }
@@ -216,17 +220,17 @@ __device__ __forceinline__ void ip_emit4(const ip_args &a, uint32_t pos, const i
         a.tok[pos + k] = (uint16_t)t[k];
 }
 
-/* Encoding: one element's token (ip_emit4 for nv = 1). */
-__device__ __forceinline__ void ip_emit(const ip_args &a, uint32_t pos, int32_t d)
+/* Encoding: one element's token (hf_ip_emit4 for nv = 1). */
+__device__ __forceinline__ void hf_ip_emit(const hf_ip_args &a, uint32_t pos, int32_t d)
 {
     const int32_t q[4] = {d, d, d, d};
-    ip_emit4(a, pos, q, 1);
+    hf_ip_emit4(a, pos, q, 1);
 }
 
 /* Whether this encoding tries interpolation (huff_cpu.c's rule, from the Lorenzo costs). */
-__device__ __forceinline__ bool ip_tried(const ip_args &a)
+__device__ __forceinline__ bool hf_ip_tried(const hf_ip_args &a)
 {
-    const hzc_huff_plan *P = a.plan;
+    const hf_enc_plan *P = a.plan;
     return hf_ip_worth_trying(P->cost[hf_best_order(P->cost, a.g.dim)], P->cost[0]);
 }
 
@@ -235,24 +239,25 @@ __device__ __forceinline__ bool ip_tried(const ip_args &a)
  * value to level 1. Damaged deltas decode to clamped codes and a flag, so the decoder runs to
  * the end either way. */
 template <typename T, bool ENCODE>
-__global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_args a, unsigned p0,
-                                                                     unsigned p1, unsigned np)
+__global__ void __launch_bounds__(HF_IP_COARSE_THREADS)
+    hf_ip_pass_kernel(const hf_ip_args a, unsigned p0, unsigned p1, unsigned np)
 {
     unsigned cost = 0;
-    if (ENCODE && !ip_tried(a))
+    if (ENCODE && !hf_ip_tried(a))
         return;   /* grid-uniform: the costs are final */
     /* the element at c: its code, then its delta (encoding) or value (decoding) */
     auto element = [&](const uint32_t c[3], uint32_t i, uint32_t k, int32_t pred, bool keep) {
-        int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
+        int32_t d = ENCODE ? 0 : a.delta[hf_ip_pos(a, c[0], c[1], c[2])];
         const T v = ENCODE ? ((const T *)a.in)[i] : T(0);
-        const int32_t u = ip_code<T, ENCODE>(a, v, pred, ENCODE && ip_sampled(a, c), &cost, &d);
+        const int32_t u =
+            hf_ip_code_element<T, ENCODE>(a, v, pred, ENCODE && hf_ip_sampled(a, c), &cost, &d);
         if (ENCODE) {
             if (a.sh)
                 a.delta2[k] = d;
             else
-                ip_emit(a, ip_pos(a, c[0], c[1], c[2]), d);
+                hf_ip_emit(a, hf_ip_pos(a, c[0], c[1], c[2]), d);
         } else if (!a.sh) {
-            ip_put<T>(a, i, ip_result<false>(u, d));
+            hf_ip_put<T>(a, i, hf_ip_result<false>(u, d));
         }
         if (keep)
             a.u[k] = u;
@@ -264,17 +269,17 @@ __global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_arg
     for (unsigned p = p0; p < p1; p++) {
         __syncthreads();   /* the pass before is complete */
         uint64_t npts;
-        const ip_pass32 q = ip_pass_get(a, p, &npts);
+        const hf_ip_pass32 q = hf_ip_pass_get(a, p, &npts);
         const unsigned ax = p % 3u;
         const bool keep = p + 1 < np;   /* no pass reads the last pass's codes */
         /* a flat index over the pass's elements: every thread busy whatever the row length */
-        for (uint32_t j = threadIdx.x; j < npts; j += IP_COARSE_THREADS) {
+        for (uint32_t j = threadIdx.x; j < npts; j += HF_IP_COARSE_THREADS) {
             const uint32_t r = j / q.n2, ix = j - r * q.n2;
             const uint32_t iz = r / q.n1, iy = r - iz * q.n1;
             const uint32_t c[3] = {q.first[0] + iz * q.step[0], q.first[1] + iy * q.step[1],
                                    q.first[2] + ix * q.step[2]};
-            const uint32_t i = (c[0] * a.n[1] + c[1]) * a.n[2] + c[2], k = ip_uidx(a, c, a.sh);
-            element(c, i, k, ip_predict(a, q, ax == 0 ? c[0] : (ax == 1 ? c[1] : c[2]), k),
+            const uint32_t i = (c[0] * a.n[1] + c[1]) * a.n[2] + c[2], k = hf_ip_uidx(a, c, a.sh);
+            element(c, i, k, hf_ip_predict_at(a, q, ax == 0 ? c[0] : (ax == 1 ? c[1] : c[2]), k),
                     keep);
         }
     }
@@ -300,12 +305,12 @@ __global__ void __launch_bounds__(IP_COARSE_THREADS) ip_pass_kernel(const ip_arg
  * +-3, the other passes' are in their own column), so the box holds the even columns alone:
  * rows of BXE words read at stride 1, free of bank conflicts. Each pass runs over a slot grid
  * of fixed shape (the box's or the region's, by parity) and skips the slots outside the
- * lattice, so a thread's slots step by a constant (ip_slots). Level 1, nearly all the work,
+ * lattice, so a thread's slots step by a constant (hf_ip_slots). Level 1, nearly all the work,
  * is an instantiation of its own (L1), its step a constant. */
-#define IP_LEVEL_THREADS 256
-#define IP_FEW_REGIONS 256u
+#define HF_IP_LEVEL_THREADS 256
+#define HF_IP_FEW_REGIONS 256u
 
-template <int RZ, int RY, int RX> struct ip_level_shape {
+template <int RZ, int RY, int RX> struct hf_ip_level_shape {
     static constexpr int MY = RY > 1 ? 2 : 0;          /* margin below along y (above: MY + 1) */
     static constexpr int BY = RY > 1 ? RY + 5 : 1;     /* box rows: region and margins */
     static constexpr int BXE = (RX + 6) / 2;           /* even x from x0 - 2 to x0 + RX + 2 */
@@ -313,18 +318,18 @@ template <int RZ, int RY, int RX> struct ip_level_shape {
 };
 
 /* hf_ip_reach at step 1 in 32 bits (c < n, so n - c cannot wrap). */
-__device__ __forceinline__ unsigned ip_reach1(uint32_t c, uint32_t n)
+__device__ __forceinline__ unsigned hf_ip_reach1(uint32_t c, uint32_t n)
 {
     return (n - c > 1u ? HF_IP_P1 : 0u) | (c >= 3u ? HF_IP_M3 : 0u) | (n - c > 3u ? HF_IP_P3 : 0u);
 }
 
-#define IP_REACH_ALL (HF_IP_P1 | HF_IP_M3 | HF_IP_P3)
+#define HF_IP_REACH_ALL (HF_IP_P1 | HF_IP_M3 | HF_IP_P3)
 
 /* Whether a code is below 2^26 in magnitude. When the four a cubic reads are, its sum
  * -m3 + 9 m1 + 9 p1 - p3 + 8 stays below 20 * 2^26 + 8 < 2^31 and its quotient by 16 below
  * HF_IP_PMAX: 32-bit arithmetic, an arithmetic shift (floor) and no clamp give
  * hf_ip_predict's value. Codes are that small unless the bound is tiny against the values. */
-__device__ __forceinline__ bool ip_small(int32_t u)
+__device__ __forceinline__ bool hf_ip_small(int32_t u)
 {
     return (uint32_t)u + (1u << 26) < (1u << 27);
 }
@@ -334,29 +339,29 @@ __device__ __forceinline__ bool ip_small(int32_t u)
  * cubic alone, without the branches of reach (the branch between the two is divergent only
  * in the warps that straddle an end). */
 template <typename At>
-__device__ __forceinline__ int32_t ip_predict_by(unsigned reach, At at, bool small = false)
+__device__ __forceinline__ int32_t hf_ip_predict_by(unsigned reach, At at, bool small = false)
 {
-    if (reach == IP_REACH_ALL && small)   /* ip_small: in 32 bits, within the clamp */
+    if (reach == HF_IP_REACH_ALL && small)   /* hf_ip_small: in 32 bits, within the clamp */
         return (9 * (at(-1) + at(1)) - at(-3) - at(3) + 8) >> 4;
-    if (reach == IP_REACH_ALL)
-        return hf_ip_predict(IP_REACH_ALL, at(-3), at(-1), at(1), at(3));
+    if (reach == HF_IP_REACH_ALL)
+        return hf_ip_predict(HF_IP_REACH_ALL, at(-3), at(-1), at(1), at(3));
     return hf_ip_predict(reach, reach & HF_IP_M3 ? at(-3) : 0, at(-1),
                          reach & HF_IP_P1 ? at(1) : 0, reach & HF_IP_P3 ? at(3) : 0);
 }
 
-/* A thread's slots j, j + IP_LEVEL_THREADS, ... of a grid SZ x SY x SX (z, y, x) as their three
+/* A thread's slots j, j + HF_IP_LEVEL_THREADS, ... of a grid SZ x SY x SX (z, y, x) as their three
  * indices: divisions for the first, then a step with carries (each index plus its step stays
  * below twice its edge, so one subtraction wraps it). */
-template <int SY, int SX> struct ip_slots {
+template <int SY, int SX> struct hf_ip_slots {
     int kz, ky, kx;
-    __device__ explicit ip_slots(unsigned j)
+    __device__ explicit hf_ip_slots(unsigned j)
         : kz((int)(j / SX / SY)), ky((int)(j / SX % SY)), kx((int)(j % SX))
     {
     }
     __device__ void next()
     {
-        constexpr int DX = IP_LEVEL_THREADS % SX, DY = IP_LEVEL_THREADS / SX % SY;
-        constexpr int DZ = IP_LEVEL_THREADS / SX / SY;
+        constexpr int DX = HF_IP_LEVEL_THREADS % SX, DY = HF_IP_LEVEL_THREADS / SX % SY;
+        constexpr int DZ = HF_IP_LEVEL_THREADS / SX / SY;
         kx += DX;
         const int cx = kx >= SX;
         kx -= cx * SX;
@@ -368,7 +373,7 @@ template <int SY, int SX> struct ip_slots {
 };
 
 /* Points along an axis of n elements at step 2^hs. */
-__host__ __device__ __forceinline__ uint32_t ip_lattice(uint32_t n, unsigned hs)
+__host__ __device__ __forceinline__ uint32_t hf_ip_lattice(uint32_t n, unsigned hs)
 {
     return ((n - 1u) >> hs) + 1u;
 }
@@ -377,34 +382,34 @@ __host__ __device__ __forceinline__ uint32_t ip_lattice(uint32_t n, unsigned hs)
  * holds its even x, then its odd x, so the x pass stores its pairs and the last loop loads its
  * quads in whole words. */
 template <int RY, int RX>
-__device__ __forceinline__ int ip_rslot(int z, int y, int x)
+__device__ __forceinline__ int hf_ip_rslot(int z, int y, int x)
 {
     return (z * RY + y) * RX + (x & 1) * (RX / 2) + (x >> 1);
 }
 
-/* Which regions a launch takes: every one (IP_ALL: the levels above 1, and decoding), or, for
+/* Which regions a launch takes: every one (HF_IP_ALL: the levels above 1, and decoding), or, for
  * level 1's encoding, first those holding points of sampled tiles, which complete the
- * interpolation's cost, then (once ip_pick_kernel has chosen the interpolation) the others; so a
- * chunk whose interpolation loses leaves most of level 1 undone. */
-enum ip_part { IP_ALL, IP_SAMPLED, IP_REST };
+ * interpolation's cost, then (once hf_enc_ip_pick_kernel has chosen the interpolation) the others;
+ * so a chunk whose interpolation loses leaves most of level 1 undone. */
+enum hf_ip_part { HF_IP_ALL, HF_IP_SAMPLED, HF_IP_REST };
 
 /* Regions of edge r that a tile of edge t (both powers of two) meets, at most. */
-__host__ __device__ __forceinline__ uint32_t ip_per(uint32_t t, uint32_t r)
+__host__ __device__ __forceinline__ uint32_t hf_ip_per(uint32_t t, uint32_t r)
 {
     return t > r ? t / r : 1u;
 }
 
-/* IP_SAMPLED's launch, over the sampled tiles instead of every region (most of which it would
- * skip): ip_per's product of CTAs a run of tiles, one a region that the run's sampled tile meets
+/* HF_IP_SAMPLED's launch, over the sampled tiles instead of every region (most of which it would
+ * skip): hf_ip_per's product of CTAs a run of tiles, one a region that the run's sampled tile meets
  * (level 1: lattice = chunk). CTA b's region index in the grid of gy x gx regions a plane, or
  * false when it has none: a run without a sampled tile, past the tile's or the chunk's end, or
  * a region spanning tiles along x that an earlier sampled tile of the row takes. */
 template <int RZ, int RY, int RX>
-__device__ bool ip_sampled_region(const ip_args &a, unsigned b, unsigned gy, unsigned gx,
+__device__ bool hf_ip_sampled_region(const hf_ip_args &a, unsigned b, unsigned gy, unsigned gx,
                                   unsigned *reg)
 {
-    const uint32_t py = ip_per(a.t[1], RY), px = ip_per(a.t[2], RX);
-    const uint32_t per = ip_per(a.t[0], RZ) * py * px, k = b / per, s = b % per;
+    const uint32_t py = hf_ip_per(a.t[1], RY), px = hf_ip_per(a.t[2], RX);
+    const uint32_t per = hf_ip_per(a.t[0], RZ) * py * px, k = b / per, s = b % per;
     const uint64_t t = hf_sample_tile(&a.g, k);
     if (t >= a.g.ntiles)
         return false;
@@ -425,10 +430,10 @@ __device__ bool ip_sampled_region(const ip_args &a, unsigned b, unsigned gy, uns
 }
 
 template <typename T, bool ENCODE, bool LIN, int RZ, int RY, int RX, bool L1>
-__global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_args a, unsigned hs_l,
-                                                                     ip_part part)
+__global__ void __launch_bounds__(HF_IP_LEVEL_THREADS)
+    hf_ip_level_kernel(const hf_ip_args a, unsigned hs_l, hf_ip_part part)
 {
-    using S = ip_level_shape<RZ, RY, RX>;
+    using S = hf_ip_level_shape<RZ, RY, RX>;
     constexpr int BY = S::BY, BXE = S::BXE, BYE = S::BYE, MY = S::MY;
     const unsigned hs = L1 ? 0u : hs_l;   /* level 1 (nothing reads its codes): step 1 */
     __shared__ int32_t box_s[RZ * BY * BXE];
@@ -439,12 +444,12 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     constexpr bool STAGE = ENCODE && !L1;
     __shared__ T stage_s[STAGE ? RZ * RY * RX : 1];
     const T *in = (const T *)a.in;
-    const int nz = (int)ip_lattice(a.n[0], hs), ny = (int)ip_lattice(a.n[1], hs);
-    const int nx = (int)ip_lattice(a.n[2], hs);
+    const int nz = (int)hf_ip_lattice(a.n[0], hs), ny = (int)hf_ip_lattice(a.n[1], hs);
+    const int nx = (int)hf_ip_lattice(a.n[2], hs);
     const unsigned gy = (unsigned)(ny + RY - 1) / RY, gx = (unsigned)(nx + RX - 1) / RX;
     unsigned reg = blockIdx.x;   /* the region, z-major */
-    if (ENCODE && L1 && part == IP_SAMPLED &&
-        !ip_sampled_region<RZ, RY, RX>(a, blockIdx.x, gy, gx, &reg))
+    if (ENCODE && L1 && part == HF_IP_SAMPLED &&
+        !hf_ip_sampled_region<RZ, RY, RX>(a, blockIdx.x, gy, gx, &reg))
         return;
     const int z0 = (int)(reg / gx / gy) * RZ, y0 = (int)(reg / gx % gy) * RY;
     const int x0 = (int)(reg % gx) * RX;
@@ -463,35 +468,35 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         for (uint32_t s = 0; s < 2; s++) {
             const uint32_t c[3] = {(uint32_t)z0, (uint32_t)y0, (tx0 + s) << ts};
             if (s == 0 || c[2] < (uint32_t)x1)
-                smask |= (unsigned)ip_sampled(a, c) << s;
+                smask |= (unsigned)hf_ip_sampled(a, c) << s;
         }
-        if (part != IP_ALL && (part == IP_SAMPLED) != (smask != 0))
+        if (part != HF_IP_ALL && (part == HF_IP_SAMPLED) != (smask != 0))
             return;   /* CTA-uniform: the other launch's region */
     }
     /* grid-uniform: the costs, or the choice, are final (read after the test above, which
      * most CTAs of a level 1 launch leave by, needs no load) */
-    if (ENCODE && (part == IP_REST ? a.plan->pred != HF_PRED_INTERP : !ip_tried(a)))
+    if (ENCODE && (part == HF_IP_REST ? a.plan->pred != HF_PRED_INTERP : !hf_ip_tried(a)))
         return;
     auto sampled = [&](const uint32_t c[3]) {
-        return L1 ? (smask >> ((c[2] >> ts) - tx0) & 1u) != 0 : ip_sampled(a, c);
+        return L1 ? (smask >> ((c[2] >> ts) - tx0) & 1u) != 0 : hf_ip_sampled(a, c);
     };
     unsigned cost = 0;
     /* an owned point's results: into the even lattice, or (level 1) region_s */
     auto keep = [&](const uint32_t c[3], int z, int y, int x, int32_t u, int32_t d) {
         if (!L1) {
-            const uint32_t k = ip_uidx(a, c, 1u);
+            const uint32_t k = hf_ip_uidx(a, c, 1u);
             a.u[k] = u;
             if (ENCODE)
                 a.delta2[k] = d;
         } else {
-            region_s[ip_rslot<RY, RX>(z - z0, y - y0, x - x0)] = ip_result<ENCODE>(u, d);
+            region_s[hf_ip_rslot<RY, RX>(z - z0, y - y0, x - x0)] = hf_ip_result<ENCODE>(u, d);
         }
     };
     if constexpr (STAGE) {
-        static_assert(RZ * RY * RX % IP_LEVEL_THREADS == 0, "whole rounds of staging");
+        static_assert(RZ * RY * RX % HF_IP_LEVEL_THREADS == 0, "whole rounds of staging");
 #pragma unroll 8
-        for (int r = 0; r < RZ * RY * RX / IP_LEVEL_THREADS; r++) {
-            const int j = (int)threadIdx.x + r * IP_LEVEL_THREADS;
+        for (int r = 0; r < RZ * RY * RX / HF_IP_LEVEL_THREADS; r++) {
+            const int j = (int)threadIdx.x + r * HF_IP_LEVEL_THREADS;
             const int kz = j / (RY * RX), ky = j / RX % RY, kx = j % RX;
             const int z = z0 + kz, y = y0 + ky, x = x0 + kx;
             /* z0, y0 and x0 are even: the coarser levels' points are the even k */
@@ -507,31 +512,33 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         }
         return in[z * sz + y * sy + ((uint32_t)x << hs)];
     };
-    /* whether a code this thread put in box_s fails ip_small: the passes after a barrier that
+    /* whether a code this thread put in box_s fails hf_ip_small: the passes after a barrier that
      * finds none take the 32-bit cubic */
     bool big = false;
     /* the coarser levels' codes: every lattice coordinate even */
-    ip_slots<BYE, BXE> sc(threadIdx.x);
-    for (unsigned j = threadIdx.x; j < (RZ + 1) / 2 * BYE * BXE; j += IP_LEVEL_THREADS, sc.next()) {
+    hf_ip_slots<BYE, BXE> sc(threadIdx.x);
+    for (unsigned j = threadIdx.x; j < (RZ + 1) / 2 * BYE * BXE;
+         j += HF_IP_LEVEL_THREADS, sc.next()) {
         const int kz = sc.kz, ky = sc.ky, kx = sc.kx;
         const int z = z0 + 2 * kz, y = oy + 2 * ky, x = ox + 2 * kx;
         if (!(z < z1 && (unsigned)y < (unsigned)by1 && (unsigned)x < (unsigned)bx1))
             continue;
         const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
-        const uint32_t k = ip_uidx(a, c, 1u);
+        const uint32_t k = hf_ip_uidx(a, c, 1u);
         const int32_t u = a.u[k];
         box_s[(2 * kz * BY + 2 * ky) * BXE + kx] = u;
-        big |= !ip_small(u);
+        big |= !hf_ip_small(u);
         if (L1 && y >= y0 && y < y1 && x >= x0 && x < x1)   /* in the region */
             keep(c, z, y, x, u,
-                 ENCODE ? a.delta2[k] : a.delta[ip_pos(a, c[0], c[1], c[2])]);
+                 ENCODE ? a.delta2[k] : a.delta[hf_ip_pos(a, c[0], c[1], c[2])]);
     }
     __syncthreads();
     /* pass z: z odd, y and x even in the box, neighbours from the coarser levels in global
      * memory (none in a region of one plane) */
     if constexpr (RZ > 1) {
-        ip_slots<BYE, BXE> sc(threadIdx.x);
-        for (unsigned j = threadIdx.x; j < RZ / 2 * BYE * BXE; j += IP_LEVEL_THREADS, sc.next()) {
+        hf_ip_slots<BYE, BXE> sc(threadIdx.x);
+        for (unsigned j = threadIdx.x; j < RZ / 2 * BYE * BXE;
+             j += HF_IP_LEVEL_THREADS, sc.next()) {
             const int kz = sc.kz, ky = sc.ky, kx = sc.kx;
             const int z = z0 + 1 + 2 * kz, y = oy + 2 * ky, x = ox + 2 * kx;
             if (!(z < z1 && (unsigned)y < (unsigned)by1 && (unsigned)x < (unsigned)bx1))
@@ -539,16 +546,16 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
             const bool own = y >= y0 && y < y1 && x >= x0 && x < x1;
             const T v = ENCODE ? value(z, y, x, own) : T(0);
-            int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
+            int32_t d = ENCODE ? 0 : a.delta[hf_ip_pos(a, c[0], c[1], c[2])];
             /* the even lattice's index of the point below, at z - 1 */
             const uint32_t below[3] = {(uint32_t)(z - 1) << hs, c[1], c[2]};
-            const uint32_t k = ip_uidx(a, below, 1u);
-            const int32_t pred = ip_predict_by(ip_reach1((uint32_t)z, (uint32_t)nz),
+            const uint32_t k = hf_ip_uidx(a, below, 1u);
+            const int32_t pred = hf_ip_predict_by(hf_ip_reach1((uint32_t)z, (uint32_t)nz),
                                                [&](int j) { return a.u[k + (j + 1) / 2 * ez]; });
-            const int32_t u =
-                ip_code<T, ENCODE, LIN>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
+            const int32_t u = hf_ip_code_element<T, ENCODE, LIN>(
+                a, v, pred, ENCODE && own && sampled(c), &cost, &d);
             box_s[((1 + 2 * kz) * BY + 2 * ky) * BXE + kx] = u;
-            big |= !ip_small(u);
+            big |= !hf_ip_small(u);
             if (own)
                 keep(c, z, y, x, u, d);
         }
@@ -556,8 +563,9 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     const bool small_y = !__syncthreads_or(big);
     /* pass y: y odd inside the region, x even in the box (none in a region of one row) */
     if constexpr (RY > 1) {
-        ip_slots<RY / 2, BXE> sc(threadIdx.x);
-        for (unsigned j = threadIdx.x; j < RZ * (RY / 2) * BXE; j += IP_LEVEL_THREADS, sc.next()) {
+        hf_ip_slots<RY / 2, BXE> sc(threadIdx.x);
+        for (unsigned j = threadIdx.x; j < RZ * (RY / 2) * BXE;
+             j += HF_IP_LEVEL_THREADS, sc.next()) {
             const int kz = sc.kz, ky = sc.ky, kx = sc.kx;
             const int z = z0 + kz, y = y0 + 1 + 2 * ky, x = ox + 2 * kx;
             if (!(z < z1 && y < y1 && (unsigned)x < (unsigned)bx1))
@@ -565,15 +573,15 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
             const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
             const bool own = x >= x0 && x < x1;
             const T v = ENCODE ? value(z, y, x, own) : T(0);
-            int32_t d = ENCODE ? 0 : a.delta[ip_pos(a, c[0], c[1], c[2])];
+            int32_t d = ENCODE ? 0 : a.delta[hf_ip_pos(a, c[0], c[1], c[2])];
             const int b = (kz * BY + MY + 1 + 2 * ky) * BXE + kx;
-            const int32_t pred = ip_predict_by(ip_reach1((uint32_t)y, (uint32_t)ny),
+            const int32_t pred = hf_ip_predict_by(hf_ip_reach1((uint32_t)y, (uint32_t)ny),
                                                [&](int j) { return box_s[b + j * BXE]; },
                                                small_y);
-            const int32_t u =
-                ip_code<T, ENCODE, LIN>(a, v, pred, ENCODE && own && sampled(c), &cost, &d);
+            const int32_t u = hf_ip_code_element<T, ENCODE, LIN>(
+                a, v, pred, ENCODE && own && sampled(c), &cost, &d);
             box_s[b] = u;
-            big |= !ip_small(u);
+            big |= !hf_ip_small(u);
             if (own)
                 keep(c, z, y, x, u, d);
         }
@@ -581,8 +589,8 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     const bool small_x = !__syncthreads_or(big);
     /* pass x, a pair of points a thread: x and (when inside the region) x + 2, both odd. Their
      * neighbours x - 3 .. x + 5 are the box's even columns 2 kx .. 2 kx + 4. */
-    for (unsigned j = threadIdx.x; j < RZ * RY * (RX / 4); j += IP_LEVEL_THREADS) {
-        const ip_slots<RY, RX / 4> sc(j);
+    for (unsigned j = threadIdx.x; j < RZ * RY * (RX / 4); j += HF_IP_LEVEL_THREADS) {
+        const hf_ip_slots<RY, RX / 4> sc(j);
         const int kz = sc.kz, ky = sc.ky, kx = sc.kx;
         const int z = z0 + kz, y = y0 + ky, x = x0 + 1 + 4 * kx;
         if (!(z < z1 && y < y1 && x < x1))
@@ -598,29 +606,29 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
                 v2 = value(z, y, x + 2, true);
         } else {
             /* level 1's pair lies in one tile row */
-            const uint32_t pos = ip_pos(a, c[0], c[1], c[2]);
+            const uint32_t pos = hf_ip_pos(a, c[0], c[1], c[2]);
             d = a.delta[pos];
             if (two)
-                d2 = a.delta[L1 ? pos + 2 : ip_pos(a, c2[0], c2[1], c2[2])];
+                d2 = a.delta[L1 ? pos + 2 : hf_ip_pos(a, c2[0], c2[1], c2[2])];
         }
         const int b = (kz * BY + MY + ky) * BXE + 2 * kx;
-        const int32_t pred = ip_predict_by(ip_reach1((uint32_t)x, (uint32_t)nx),
+        const int32_t pred = hf_ip_predict_by(hf_ip_reach1((uint32_t)x, (uint32_t)nx),
                                            [&](int j) { return box_s[b + (j + 3) / 2]; },
                                            small_x);
         const int32_t pred2 =
-            two ? ip_predict_by(ip_reach1((uint32_t)(x + 2), (uint32_t)nx),
+            two ? hf_ip_predict_by(hf_ip_reach1((uint32_t)(x + 2), (uint32_t)nx),
                                 [&](int j) { return box_s[b + 1 + (j + 3) / 2]; }, small_x)
                 : 0;
         /* at level 1 a pair lies in one tile */
         const bool cnt = ENCODE && sampled(c), cnt2 = ENCODE && (L1 ? cnt : sampled(c2));
-        const int32_t u = ip_code<T, ENCODE, LIN>(a, v, pred, cnt, &cost, &d);
+        const int32_t u = hf_ip_code_element<T, ENCODE, LIN>(a, v, pred, cnt, &cost, &d);
         int32_t u2 = 0;
         if (two)
-            u2 = ip_code<T, ENCODE, LIN>(a, v2, pred2, cnt2, &cost, &d2);
+            u2 = hf_ip_code_element<T, ENCODE, LIN>(a, v2, pred2, cnt2, &cost, &d2);
         if (L1) {
             /* both odd x, side by side in the row's odd half (past the region's end: unread) */
-            *(int2 *)&region_s[ip_rslot<RY, RX>(kz, ky, x - x0)] =
-                make_int2(ip_result<ENCODE>(u, d), ip_result<ENCODE>(u2, d2));
+            *(int2 *)&region_s[hf_ip_rslot<RY, RX>(kz, ky, x - x0)] =
+                make_int2(hf_ip_result<ENCODE>(u, d), hf_ip_result<ENCODE>(u2, d2));
         } else {
             keep(c, z, y, x, u, d);
             if (two)
@@ -637,8 +645,8 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
     /* level 1: the region's tokens or values, four consecutive elements a thread; they lie in
      * one tile row (tiles' x edges are multiples of 4) */
     __syncthreads();
-    for (unsigned j = threadIdx.x; j < RZ * RY * (RX / 4); j += IP_LEVEL_THREADS) {
-        const ip_slots<RY, RX / 4> sc(j);
+    for (unsigned j = threadIdx.x; j < RZ * RY * (RX / 4); j += HF_IP_LEVEL_THREADS) {
+        const hf_ip_slots<RY, RX / 4> sc(j);
         const int kz = sc.kz, ky = sc.ky, kx = sc.kx;
         const int z = z0 + kz, y = y0 + ky, x = x0 + 4 * kx;
         if (!(z < z1 && y < y1 && x < x1))
@@ -648,46 +656,48 @@ __global__ void __launch_bounds__(IP_LEVEL_THREADS) ip_level_kernel(const ip_arg
         const int32_t q[4] = {ev.x, od.x, ev.y, od.y};
         const int nv = min(4, x1 - x);
         if (ENCODE)
-            ip_emit4(a, ip_pos(a, (uint32_t)z, (uint32_t)y, (uint32_t)x), q, nv);
+            hf_ip_emit4(a, hf_ip_pos(a, (uint32_t)z, (uint32_t)y, (uint32_t)x), q, nv);
         else
-            ip_put4<T>(a, z * sz + y * sy + (uint32_t)x, q, nv);
+            hf_ip_put4<T>(a, z * sz + y * sy + (uint32_t)x, q, nv);
     }
 }
 
 /* Regions of rz x ry x rx lattice points in the level of step 2^hs. */
-static uint64_t ip_regions(const ip_args &a, unsigned hs, uint32_t rz, uint32_t ry, uint32_t rx)
+static uint64_t hf_ip_regions(const hf_ip_args &a, unsigned hs, uint32_t rz, uint32_t ry,
+                              uint32_t rx)
 {
-    return (uint64_t)((ip_lattice(a.n[0], hs) + rz - 1) / rz) *
-           ((ip_lattice(a.n[1], hs) + ry - 1) / ry) * ((ip_lattice(a.n[2], hs) + rx - 1) / rx);
+    return (uint64_t)((hf_ip_lattice(a.n[0], hs) + rz - 1) / rz) *
+           ((hf_ip_lattice(a.n[1], hs) + ry - 1) / ry) *
+           ((hf_ip_lattice(a.n[2], hs) + rx - 1) / rx);
 }
 
 /* The level of step 2^hs over regions of RZ x RY x RX lattice points. */
 template <typename T, bool ENCODE, bool LIN, int RZ, int RY, int RX>
-static void ip_level_launch(const ip_args &a, unsigned hs, ip_part part, cudaStream_t s)
+static void hf_ip_level_launch(const hf_ip_args &a, unsigned hs, hf_ip_part part, cudaStream_t s)
 {
-    const uint64_t regions =
-        part == IP_SAMPLED
-            ? hf_sample_runs(&a.g) * ip_per(a.t[0], RZ) * ip_per(a.t[1], RY) * ip_per(a.t[2], RX)
-            : ip_regions(a, hs, RZ, RY, RX);
+    const uint64_t regions = part == HF_IP_SAMPLED
+                                 ? hf_sample_runs(&a.g) * hf_ip_per(a.t[0], RZ) *
+                                       hf_ip_per(a.t[1], RY) * hf_ip_per(a.t[2], RX)
+                                 : hf_ip_regions(a, hs, RZ, RY, RX);
     if (hs == 0)
-        ip_level_kernel<T, ENCODE, LIN, RZ, RY, RX, true>
-            <<<(unsigned)regions, IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
+        hf_ip_level_kernel<T, ENCODE, LIN, RZ, RY, RX, true>
+            <<<(unsigned)regions, HF_IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
     else
-        ip_level_kernel<T, ENCODE, LIN, RZ, RY, RX, false>
-            <<<(unsigned)regions, IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
+        hf_ip_level_kernel<T, ENCODE, LIN, RZ, RY, RX, false>
+            <<<(unsigned)regions, HF_IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
 }
 
 /* The predictor: interpolation when tried and cheaper enough than the best Lorenzo order. */
-__global__ void ip_pick_kernel(const ip_args a)
+__global__ void hf_enc_ip_pick_kernel(const hf_ip_args a)
 {
-    hzc_huff_plan *P = a.plan;
+    hf_enc_plan *P = a.plan;
     const unsigned order = hf_best_order(P->cost, a.g.dim);
-    P->pred = ip_tried(a) && hf_ip_wins(P->cost_ip, P->cost[order]) ? HF_PRED_INTERP : order;
+    P->pred = hf_ip_tried(a) && hf_ip_wins(P->cost_ip, P->cost[order]) ? HF_PRED_INTERP : order;
 }
 
 /* Verbatim values over the reconstruction (the lists kernel checked their positions). */
 template <typename T>
-__global__ void __launch_bounds__(IP_THREADS) ip_verbatim_kernel(const ip_args a,
+__global__ void __launch_bounds__(HF_IP_THREADS) hf_dec_ip_verbatim_kernel(const hf_ip_args a,
                                                                  const uint8_t *in,
                                                                  hf_layout L)
 {
@@ -699,11 +709,11 @@ __global__ void __launch_bounds__(IP_THREADS) ip_verbatim_kernel(const ip_args a
         hf_tile_coords(&a.g, hz_get_u32(in + L.off_verb_pos + 4 * k), &z, &y, &x);
         const uint64_t i = (z * a.g.ny + y) * a.g.nx + x;
         const uint8_t *v = in + L.off_verb_val + sizeof(T) * k;
-        hf_put_bits((T *)a.out, i, sizeof(T) == 4 ? hz_get_u32(v) : hz_get_u64(v));
+        dv_put_bits((T *)a.out, i, sizeof(T) == 4 ? hz_get_u32(v) : hz_get_u64(v));
     }
 }
 
-static unsigned ip_log2(unsigned v)
+static unsigned hf_ip_log2(unsigned v)
 {
     unsigned k = 0;
     while ((1u << k) < v)
@@ -711,82 +721,82 @@ static unsigned ip_log2(unsigned v)
     return k;
 }
 
-/* Whether every pass of level lv (step top >> lv) has at most IP_COARSE_MAX elements. */
-static bool ip_level_coarse(const hf_geom *g, unsigned lv)
+/* Whether every pass of level lv (step top >> lv) has at most HF_IP_COARSE_MAX elements. */
+static bool hf_ip_level_coarse(const hf_geom *g, unsigned lv)
 {
     hf_ip_pass P;
     for (unsigned p = 3 * lv; p < 3 * lv + 3; p++) {
         hf_ip_pass_at(g, p, &P);
-        if (P.npts > IP_COARSE_MAX)
+        if (P.npts > HF_IP_COARSE_MAX)
             return false;
     }
     return true;
 }
 
 /* Launches every pass: the chunk's first element and the leading levels whose passes have at
- * most IP_COARSE_MAX elements in one CTA, then a kernel a level; encoding, the choice of
- * predictor once the costs are complete (ip_part). */
+ * most HF_IP_COARSE_MAX elements in one CTA, then a kernel a level; encoding, the choice of
+ * predictor once the costs are complete (hf_ip_part). */
 template <typename T, bool ENCODE, bool LIN = false>
-static cudaError_t ip_launch_passes(ip_args a, cudaStream_t s)
+static cudaError_t hf_ip_launch_passes(hf_ip_args a, cudaStream_t s)
 {
     const uint64_t n[3] = {a.g.nz, a.g.ny, a.g.nx}, t[3] = {a.g.tz, a.g.ty, a.g.tx};
     for (int b = 0; b < 3; b++) {
         a.n[b] = (uint32_t)n[b];
         a.t[b] = (uint32_t)t[b];
-        a.tshift[b] = ip_log2(a.t[b]);
+        a.tshift[b] = hf_ip_log2(a.t[b]);
     }
     a.gty = (uint32_t)a.g.gty;
     a.gtx = (uint32_t)a.g.gtx;
     const unsigned np = hf_ip_passes(&a.g), levels = np / 3;
     unsigned lv = 0;
-    while (lv < levels && ip_level_coarse(&a.g, lv))
+    while (lv < levels && hf_ip_level_coarse(&a.g, lv))
         lv++;
-    a.sh = lv < levels;   /* split: level 1 in ip_level_kernel */
+    a.sh = lv < levels;   /* split: level 1 in hf_ip_level_kernel */
     for (int b = 0; b < 3; b++)
         a.cn[b] = a.sh ? (a.n[b] + 1) / 2 : a.n[b];
-    ip_pass_kernel<T, ENCODE><<<1, IP_COARSE_THREADS, 0, s>>>(a, 0, 3 * lv, np);
+    hf_ip_pass_kernel<T, ENCODE><<<1, HF_IP_COARSE_THREADS, 0, s>>>(a, 0, 3 * lv, np);
     /* regions by the lattice's shape: a region's slot grids cover every point of its passes
      * only where the axes it leaves out (RZ or RY of 1) have one point. At level 1 (lattice =
      * chunk, whose shape sets the tiles: 3-D chunks have nz > 1, 2-D ones nz = 1, 1-D ones
      * ny = 1 too) a region lies in one tile along z and y and in at most two along x, which
-     * ip_level_kernel's smask needs. 3-D regions: 2 x 32 x 64 when encoding, whose z pass
+     * hf_ip_level_kernel's smask needs. 3-D regions: 2 x 32 x 64 when encoding, whose z pass
      * codes fewer points in the margins than 4 x 16 x 64 does, which decodes faster; 2 x 8 x 32
-     * in a level that would have fewer than IP_FEW_REGIONS of those (a fraction of a wave of
+     * in a level that would have fewer than HF_IP_FEW_REGIONS of those (a fraction of a wave of
      * CTAs, each waiting on memory more than it computes): up to eight times as many CTAs. */
     static_assert(4 <= HF_TILE_Z3 && 32 <= HF_TILE_Y3 && 64 <= 2 * HF_TILE_X3 &&
                       32 <= HF_TILE_2 && 128 <= 2 * HF_TILE_2 && 4096 <= 2 * HF_TILE_N,
                   "level 1's regions and the tiles");
-    auto level = [&](unsigned hs, ip_part part) {
-        if (ip_lattice(a.n[0], hs) > 1 && ip_regions(a, hs, 2, 32, 64) < IP_FEW_REGIONS) {
-            ip_level_launch<T, ENCODE, LIN, 2, 8, 32>(a, hs, part, s);
-        } else if (ip_lattice(a.n[0], hs) > 1) {
+    auto level = [&](unsigned hs, hf_ip_part part) {
+        if (hf_ip_lattice(a.n[0], hs) > 1 && hf_ip_regions(a, hs, 2, 32, 64) < HF_IP_FEW_REGIONS) {
+            hf_ip_level_launch<T, ENCODE, LIN, 2, 8, 32>(a, hs, part, s);
+        } else if (hf_ip_lattice(a.n[0], hs) > 1) {
             if constexpr (ENCODE)
-                ip_level_launch<T, ENCODE, LIN, 2, 32, 64>(a, hs, part, s);
+                hf_ip_level_launch<T, ENCODE, LIN, 2, 32, 64>(a, hs, part, s);
             else
-                ip_level_launch<T, ENCODE, LIN, 4, 16, 64>(a, hs, part, s);
-        } else if (ip_lattice(a.n[1], hs) > 1)
-            ip_level_launch<T, ENCODE, LIN, 1, 32, 128>(a, hs, part, s);
+                hf_ip_level_launch<T, ENCODE, LIN, 4, 16, 64>(a, hs, part, s);
+        } else if (hf_ip_lattice(a.n[1], hs) > 1)
+            hf_ip_level_launch<T, ENCODE, LIN, 1, 32, 128>(a, hs, part, s);
         else
-            ip_level_launch<T, ENCODE, LIN, 1, 1, 4096>(a, hs, part, s);
+            hf_ip_level_launch<T, ENCODE, LIN, 1, 1, 4096>(a, hs, part, s);
     };
     for (; lv < levels; lv++) {
         const unsigned hs = levels - 1 - lv;   /* the step: hf_ip_top >> lv */
         if (ENCODE && hs == 0) {
-            level(0, IP_SAMPLED);
-            ip_pick_kernel<<<1, 1, 0, s>>>(a);
-            level(0, IP_REST);
+            level(0, HF_IP_SAMPLED);
+            hf_enc_ip_pick_kernel<<<1, 1, 0, s>>>(a);
+            level(0, HF_IP_REST);
         } else {
-            level(hs, IP_ALL);
+            level(hs, HF_IP_ALL);
         }
     }
     if (ENCODE && !a.sh)   /* the one-CTA kernel coded every point */
-        ip_pick_kernel<<<1, 1, 0, s>>>(a);
+        hf_enc_ip_pick_kernel<<<1, 1, 0, s>>>(a);
     return cudaGetLastError();
 }
 
-static ip_args ip_args_of(const hf_geom *g, const qz_quant *Q, int32_t *u, int32_t *delta)
+static hf_ip_args hf_ip_args_of(const hf_geom *g, const qz_quant *Q, int32_t *u, int32_t *delta)
 {
-    ip_args a = {};
+    hf_ip_args a = {};
     a.g = *g;
     a.Q = *Q;
     a.u = u;
@@ -794,11 +804,11 @@ static ip_args ip_args_of(const hf_geom *g, const qz_quant *Q, int32_t *u, int32
     return a;
 }
 
-cudaError_t hzc_ip_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned R, const void *in,
+cudaError_t hf_ip_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned R, const void *in,
                                  uint16_t *tok, int32_t *u, int32_t *delta, int32_t *delta2,
-                                 hzc_huff_plan *plan, cudaStream_t s)
+                                 hf_enc_plan *plan, cudaStream_t s)
 {
-    ip_args a = ip_args_of(g, Q, u, delta);
+    hf_ip_args a = hf_ip_args_of(g, Q, u, delta);
     a.in = in;
     a.tok = tok;
     a.R = R;
@@ -806,26 +816,27 @@ cudaError_t hzc_ip_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned R
     a.plan = plan;
     /* ABS and REL, the common modes, get the level kernels that know it */
     if (!Q->pwrel)
-        return Q->is_f32 ? ip_launch_passes<float, true, true>(a, s)
-                         : ip_launch_passes<double, true, true>(a, s);
-    return Q->is_f32 ? ip_launch_passes<float, true>(a, s) : ip_launch_passes<double, true>(a, s);
+        return Q->is_f32 ? hf_ip_launch_passes<float, true, true>(a, s)
+                         : hf_ip_launch_passes<double, true, true>(a, s);
+    return Q->is_f32 ? hf_ip_launch_passes<float, true>(a, s)
+                     : hf_ip_launch_passes<double, true>(a, s);
 }
 
-cudaError_t hzc_ip_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,
+cudaError_t hf_ip_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,
                                  const uint8_t *in, const int32_t *delta, int32_t *u, void *out,
                                  hzc_scalars *sc, int sms, cudaStream_t s)
 {
-    ip_args a = ip_args_of(g, Q, u, (int32_t *)delta);
+    hf_ip_args a = hf_ip_args_of(g, Q, u, (int32_t *)delta);
     a.out = out;
     a.sc = sc;
-    cudaError_t e = Q->is_f32 ? ip_launch_passes<float, false>(a, s)
-                              : ip_launch_passes<double, false>(a, s);
+    cudaError_t e = Q->is_f32 ? hf_ip_launch_passes<float, false>(a, s)
+                              : hf_ip_launch_passes<double, false>(a, s);
     if (e != cudaSuccess)
         return e;
     const unsigned grid = (unsigned)(sms > 0 ? sms : 1) * 4u;
     if (Q->is_f32)
-        ip_verbatim_kernel<float><<<grid, IP_THREADS, 0, s>>>(a, in, *L);
+        hf_dec_ip_verbatim_kernel<float><<<grid, HF_IP_THREADS, 0, s>>>(a, in, *L);
     else
-        ip_verbatim_kernel<double><<<grid, IP_THREADS, 0, s>>>(a, in, *L);
+        hf_dec_ip_verbatim_kernel<double><<<grid, HF_IP_THREADS, 0, s>>>(a, in, *L);
     return cudaGetLastError();
 }

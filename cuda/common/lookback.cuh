@@ -8,7 +8,7 @@
 #ifndef H5ZGPU_LOOKBACK_CUH
 #define H5ZGPU_LOOKBACK_CUH
 
-#include <stdint.h>
+#include "device.cuh"
 
 #define LB_SHIFT 62
 #define LB_VALUE_MASK ((1ull << LB_SHIFT) - 1)
@@ -25,13 +25,6 @@ __device__ __forceinline__ void lb_store(unsigned long long *p, unsigned long lo
 __device__ __forceinline__ unsigned long long lb_load(const unsigned long long *p)
 {
     return *(const volatile unsigned long long *)p;
-}
-
-__device__ __forceinline__ uint64_t lb_warp_sum(uint64_t v)
-{
-    for (int d = 16; d > 0; d >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, d);
-    return v;
 }
 
 /* Called by all 32 lanes of one warp with the same tile, status[] and agg[]. Publishes the
@@ -78,10 +71,10 @@ __device__ void lb_exclusive(unsigned long long *const *status, uint64_t tile, c
                 __nanosleep(20);
             }
         }
-        unsigned inc = __ballot_sync(0xffffffffu, flag == LB_INCLUSIVE);
+        unsigned inc = __ballot_sync(FULL, flag == LB_INCLUSIVE);
         unsigned stop = inc ? (unsigned)__ffs(inc) - 1u : 31u;   /* nearest inclusive tile */
         for (int i = 0; i < N; i++)
-            excl[i] += lb_warp_sum(lane <= stop ? val[i] : 0);
+            excl[i] += dv_warp_sum(lane <= stop ? val[i] : 0);
         if (inc)
             break;
         top -= 32;

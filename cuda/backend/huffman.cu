@@ -1,0 +1,155 @@
+/* The Huffman codec's calls of backend_gpu.h: the statistics, then the encoding pipeline into
+ * the workspace (copied out only when it fits); or the payload's head parsed and the decoder
+ * table built on the host (hf_parse), then the decoding pipeline. */
+#include "../huffman/stages.h"
+#include "workspace.h"
+
+#include <string.h>
+
+#define HF_TABLE_ENTRIES (1u << HF_MAX_LEN)   /* the Huffman decoder table */
+
+/* Rounds a byte count up to whole 8-byte words, to lay arrays one after another. */
+static uint64_t words8(uint64_t n)
+{
+    return (n + 7) & ~(uint64_t)7;
+}
+
+/* The payload is assembled in the workspace and copied out only when it fits cap, so a payload
+ * that does not fit leaves out as it was (auto on the device keeps the fixed-length one). */
+h5zgpu_status hzc_huff_encode(const hf_geom *g, const hzc_encode_args *a, hzc_encode_result *r)
+{
+    hzc_call c;
+    qz_quant Q;
+    const void *d_in;
+    hf_enc_bufs b;
+    const unsigned esize = a->is_f32 ? 4u : 8u;
+    uint64_t rec_bytes, sub_bytes;
+    uint8_t *out = a->out;
+    h5zgpu_status st;
+    r->held_fill = 0;
+    if ((st = hzc_call_begin(&c, a->device, a->stream)) != H5ZGPU_OK)
+        goto done;
+    hzc_ws *w;
+    w = c.ws;
+    if ((st = hzc_stage_in(&c, a->in, a->in_dev, g->n * esize, &d_in)) != H5ZGPU_OK ||
+        (st = hzc_quant_on_device(&c, d_in, g->n, a, &Q)) !=
+            H5ZGPU_OK)
+        goto done;
+    r->held_fill = Q.has_fill;
+    if (Q.has_fill)
+        out += a->fill_shift;
+
+    /* outliers and verbatim values beyond what cap could hold are not kept */
+    b.kmax_out = a->cap / 8;
+    b.kmax_verb = a->cap / (4 + esize);
+    rec_bytes = words8(8 * b.kmax_out) + words8(4 * b.kmax_verb) + 8 * b.kmax_verb;
+    sub_bytes = 4 * g->nsub;
+    /* tokens, then int32 arrays: interpolation's codes, its deltas, its even lattice's deltas */
+    if ((st = hzc_buf_need(&w->tok, words8(2 * (g->n + 8)) + 8 * g->n + 4 * hf_ip_even_count(g),
+                           0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->rec, rec_bytes, 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->sub, sub_bytes, 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->plan, sizeof(hf_enc_plan), 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->status, (2 * g->ntiles + g->nsub) * sizeof(unsigned long long),
+                           0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->fin, a->cap, 0)) != H5ZGPU_OK)
+        goto done;
+    b.tok = (uint16_t *)w->tok.p;
+    b.ip_u = (int32_t *)((uint8_t *)w->tok.p + words8(2 * (g->n + 8)));
+    b.ip_delta = b.ip_u + g->n;
+    b.ip_delta2 = b.ip_delta + g->n;
+    b.verb_bits = (uint64_t *)w->rec.p;
+    b.out_pos = (uint32_t *)((uint8_t *)w->rec.p + 8 * b.kmax_verb);
+    b.out_delta = (int32_t *)(b.out_pos + b.kmax_out);
+    b.verb_pos = (uint32_t *)((uint8_t *)b.out_pos + words8(8 * b.kmax_out));
+    b.subbits = (uint32_t *)w->sub.p;
+    b.status = (unsigned long long *)w->status.p;
+    b.suboff = (uint64_t *)(b.status + 2 * g->ntiles);   /* after the tiles' words */
+    b.plan = (hf_enc_plan *)w->plan.p;
+    b.dst = (uint8_t *)w->fin.p;
+    b.cap = a->cap;
+    CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c.s), "reset of the counters");
+    CK(hzc_huff_launch_encode(g, &Q, a->radius, d_in, &b, w->sc, w->sms, c.s),
+       "launch of the Huffman compression kernels");
+    if ((st = hzc_sync_scalars(&c)) != H5ZGPU_OK)
+        goto done;
+    st = hzc_finish_encode(&c, a, out, b.dst, w->hsc->bytes_total, Q.eb, "Huffman", r);
+done:
+    hzc_call_end(&c, st);
+    return st;
+}
+
+h5zgpu_status hzc_huff_decode(const hf_geom *g, const hzc_decode_args *a, uint32_t *sum)
+{
+    const int is_f32 = a->h->dtype == H5ZGPU_FLOAT32;
+    const uint64_t len = a->h->payload_len;
+    hzc_call c;
+    qz_quant Q;
+    hf_layout L;
+    const void *d_in;
+    void *d_out;
+    uint8_t head[HF_HEAD_MAX];
+    const unsigned esize = is_f32 ? 4u : 8u;
+    const uint64_t raw = g->n * esize, nhead = len < HF_HEAD_MAX ? len : HF_HEAD_MAX;
+    uint16_t *table;
+    h5zgpu_status st;
+    /* as the CPU decoder: the bound and version from the header, the anchor from the payload */
+    qz_decoder(&Q, a->h->mode, a->h->eb_abs, is_f32, a->h->version);
+    Q.has_fill = (a->h->flags & HZ_FLAG_FILL) != 0;
+    Q.fill_bits = a->h->fill_bits;
+    if ((st = hzc_call_begin(&c, a->device, a->stream)) != H5ZGPU_OK)
+        goto done;
+    hzc_ws *w;
+    w = c.ws;
+    /* pinned and kept with the workspace: the upload below is asynchronous, and the next call
+     * on this workspace comes after this one's last synchronisation */
+    if ((st = hzc_buf_need(&w->htab, sizeof(uint16_t) * HF_TABLE_ENTRIES, 1)) != H5ZGPU_OK)
+        goto done;
+    table = (uint16_t *)w->htab.p;
+    if (a->in_dev) {
+        CK(cudaMemcpyAsync(head, a->in, nhead, cudaMemcpyDeviceToHost, c.s),
+           "download of the payload's head");
+        CK(cudaStreamSynchronize(c.s), "download of the payload's head");
+    } else {
+        memcpy(head, a->in, nhead);
+    }
+    if ((st = hf_parse(g, a->h->version, esize, head, nhead, len, &L, table)) != H5ZGPU_OK)
+        goto done;
+    if (!qz_get_anchor(head, &Q)) {
+        st = hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed (base or code offset out of "
+                                       "range): the chunk is damaged");
+        goto done;
+    }
+    /* the kernels read the a->stream a 32-bit word at a time */
+    if (a->in_dev && ((uintptr_t)a->in & 3u)) {
+        if ((st = hzc_buf_need(&w->in, len, 0)) != H5ZGPU_OK)
+            goto done;
+        CK(cudaMemcpyAsync(w->in.p, a->in, len, cudaMemcpyDeviceToDevice, c.s),
+           "alignment of the payload");
+        d_in = w->in.p;
+    } else if ((st = hzc_stage_in(&c, a->in, a->in_dev, len, &d_in)) != H5ZGPU_OK) {
+        goto done;
+    }
+    /* the deltas, and for interpolation its codes after them */
+    if ((st = hzc_buf_need(&w->tok, (L.order == HF_PRED_INTERP ? 8 : 4) * g->n, 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->sub, 8 * (g->nsub + 1), 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->plan, sizeof(uint16_t) * HF_TABLE_ENTRIES, 0)) != H5ZGPU_OK)
+        goto done;
+    if (!a->out_dev && (st = hzc_buf_need(&w->fin, raw, 0)) != H5ZGPU_OK)
+        goto done;
+    d_out = a->out_dev ? a->out : w->fin.p;
+    CK(cudaMemcpyAsync(w->plan.p, table, sizeof(uint16_t) * HF_TABLE_ENTRIES,
+                       cudaMemcpyHostToDevice, c.s),
+       "upload of the decoder table");
+    if ((st = hzc_payload_sum(&c, d_in, len, 0, 0)) != H5ZGPU_OK)
+        goto done;
+    CK(hzc_huff_launch_decode(g, &Q, &L, (const uint8_t *)d_in, len,
+                              (const uint16_t *)w->plan.p, (int32_t *)w->tok.p,
+                              (uint64_t *)w->sub.p, d_out, w->sc, w->sms, c.s),
+       "launch of the Huffman decompression kernels");
+    st = hzc_finish_decode(&c, a, d_out, raw, "Huffman payload is malformed (a code, length or "
+                                              "position is invalid)", sum);
+done:
+    hzc_call_end(&c, st);
+    return st;
+}

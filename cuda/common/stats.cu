@@ -1,0 +1,130 @@
+/* The statistics that set a chunk's quantiser (qz_stats_cpu on the device), for both codecs:
+ * a grid-stride min/max over the values, one partial a CTA, then one CTA merges them. */
+#include "device.cuh"
+#include "stages.h"
+
+#include <type_traits>
+
+#include "quant.h"
+
+#define HZC_STATS_THREADS 256
+#define HZC_STATS_WARPS (HZC_STATS_THREADS / 32)
+
+__device__ __forceinline__ void mm_merge(hzc_minmax *a, double lo, double hi)
+{
+    a->lo = lo < a->lo ? lo : a->lo;
+    a->hi = hi > a->hi ? hi : a->hi;
+}
+
+__device__ __forceinline__ void mm_warp(hzc_minmax *m)
+{
+    for (int d = 16; d > 0; d >>= 1)
+        mm_merge(m, __shfl_xor_sync(FULL, m->lo, d), __shfl_xor_sync(FULL, m->hi, d));
+}
+
+__device__ __forceinline__ void mm_block(hzc_minmax *m)
+{
+    __shared__ hzc_minmax w_s[HZC_STATS_WARPS];
+    mm_warp(m);
+    if ((threadIdx.x & 31u) == 0)
+        w_s[threadIdx.x >> 5] = *m;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        if (threadIdx.x < HZC_STATS_WARPS)
+            *m = w_s[threadIdx.x];
+        mm_warp(m);
+    }
+}
+
+/* A value into the range [lo, hi]: fill elements noted in seen, non-finite ones (and PWREL's
+ * zeros) left out. Compared in the element type, which orders as its double does. */
+template <typename T, bool PWREL>
+__device__ __forceinline__ void stats_take(T x, int has_fill, uint64_t fill_bits, T &lo, T &hi,
+                                           int &seen)
+{
+    if (has_fill && dv_bits(x) == fill_bits) {
+        seen = 1;
+        return;
+    }
+    if (!isfinite(x) || (PWREL && x == (T)0))
+        return;
+    if (PWREL)
+        x = x < 0 ? -x : x;
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
+}
+
+/* qz_stats_cpu's reduction, 16 bytes a load where the input is 16-byte aligned (the order of
+ * the comparisons does not matter: a signed zero as the range's end leaves qz_init's
+ * base 0). PWREL: qz_log2lin is monotone, so the smallest L(|x|) is L of the smallest non-zero
+ * |x|, taken once in the final kernel. */
+template <typename T, bool PWREL>
+__global__ void __launch_bounds__(HZC_STATS_THREADS)
+    qz_stats_kernel(const T *in, uint64_t n, int has_fill, uint64_t fill_bits, hzc_minmax *partial,
+                 hzc_scalars *sc)
+{
+    using V = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
+    constexpr unsigned per = sizeof(V) / sizeof(T);
+    T lo = (T)HUGE_VAL, hi = (T)-HUGE_VAL;
+    int seen = 0;
+    const uint64_t first = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    const uint64_t nv = ((uintptr_t)in & (sizeof(V) - 1)) == 0 ? n / per : 0;
+#pragma unroll 2
+    for (uint64_t j = first; j < nv; j += stride) {
+        const V v = ((const V *)in)[j];
+        const T *x = (const T *)&v;
+#pragma unroll
+        for (unsigned k = 0; k < per; k++)
+            stats_take<T, PWREL>(x[k], has_fill, fill_bits, lo, hi, seen);
+    }
+    for (uint64_t i = nv * per + first; i < n; i += stride)
+        stats_take<T, PWREL>(in[i], has_fill, fill_bits, lo, hi, seen);
+    if (__syncthreads_or(seen) && threadIdx.x == 0)
+        atomicOr(&sc->fill_seen, 1u);
+    hzc_minmax m = {(double)lo, (double)hi};
+    mm_block(&m);
+    if (threadIdx.x == 0)
+        partial[blockIdx.x] = m;
+}
+
+template <bool PWREL>
+__global__ void __launch_bounds__(HZC_STATS_THREADS)
+    qz_stats_final_kernel(const hzc_minmax *partial, unsigned np, hzc_scalars *sc)
+{
+    hzc_minmax m = {HUGE_VAL, -HUGE_VAL};
+    for (unsigned i = threadIdx.x; i < np; i += blockDim.x)
+        mm_merge(&m, partial[i].lo, partial[i].hi);
+    mm_block(&m);
+    if (threadIdx.x == 0) {
+        sc->any = m.lo <= m.hi;
+        sc->lo = !sc->any ? 0.0 : (PWREL ? qz_log2lin(m.lo) : m.lo);
+        sc->hi = !sc->any ? 0.0 : (PWREL ? qz_log2lin(m.hi) : (m.hi == m.lo ? m.lo : m.hi));
+    }
+}
+
+cudaError_t hzc_launch_stats(const void *in, uint64_t n, int is_f32, int pwrel, int has_fill,
+                             uint64_t fill_bits, hzc_minmax *partial, hzc_scalars *sc, int sms,
+                             cudaStream_t s)
+{
+    unsigned grid = hzc_grid_for(n / 4, sms);
+    if (grid > HZC_STATS_CTAS)
+        grid = HZC_STATS_CTAS;
+    if (is_f32 && pwrel)
+        qz_stats_kernel<float, true><<<grid, HZC_STATS_THREADS, 0, s>>>(
+            (const float *)in, n, has_fill, fill_bits, partial, sc);
+    else if (is_f32)
+        qz_stats_kernel<float, false><<<grid, HZC_STATS_THREADS, 0, s>>>(
+            (const float *)in, n, has_fill, fill_bits, partial, sc);
+    else if (pwrel)
+        qz_stats_kernel<double, true><<<grid, HZC_STATS_THREADS, 0, s>>>(
+            (const double *)in, n, has_fill, fill_bits, partial, sc);
+    else
+        qz_stats_kernel<double, false><<<grid, HZC_STATS_THREADS, 0, s>>>(
+            (const double *)in, n, has_fill, fill_bits, partial, sc);
+    if (pwrel)
+        qz_stats_final_kernel<true><<<1, HZC_STATS_THREADS, 0, s>>>(partial, grid, sc);
+    else
+        qz_stats_final_kernel<false><<<1, HZC_STATS_THREADS, 0, s>>>(partial, grid, sc);
+    return cudaGetLastError();
+}

@@ -1,0 +1,276 @@
+/* The fixed-length decoder: a CTA a tile reads its masks and headers, finds its payload through
+ * the decoupled look-back, and rebuilds each block diagonal by diagonal, checking every length
+ * and code as fixed_cpu.c does. */
+#include "fixed_device.cuh"
+
+/* Every predictor reads only elements of smaller x + y + z, so a block decodes diagonal by
+ * diagonal; the predictor is a template argument so that fl_predict folds to its one case. */
+template <int DIM, unsigned PRED>
+__device__ __forceinline__ void by_diagonals(int64_t *q, const int64_t *r)
+{
+    typedef blk_shape<DIM> S;
+    const unsigned e0 = threadIdx.x & 31u, e1 = e0 + 32;
+    const unsigned d0 = e0 % S::BX + (e0 / S::BX) % S::BY + e0 / (S::BX * S::BY);
+    const unsigned d1 = e1 % S::BX + (e1 / S::BX) % S::BY + e1 / (S::BX * S::BY);
+    for (unsigned d = 0; d < S::BX + S::BY + S::BZ - 2; d++) {
+        if (d0 == d)
+            q[e0] = (int64_t)((uint64_t)r[0] + (uint64_t)fl_predict(PRED, S::BY, S::BX, q, e0));
+        if (d1 == d)
+            q[e1] = (int64_t)((uint64_t)r[1] + (uint64_t)fl_predict(PRED, S::BY, S::BX, q, e1));
+        __syncwarp();
+    }
+}
+
+struct dec_args {
+    fl_geom g;
+    qz_quant Q;
+    const uint8_t *in;
+    uint64_t len;
+    void *out;
+    unsigned long long *st_hdr, *st_bytes;
+    hzc_scalars *sc;
+};
+
+/* Room for one coded block's payload, placed so that its sign and magnitude planes start on an
+ * 8-byte boundary whatever the corner's width. */
+#define STAGE_BYTES (8u + HDR_CODED_MAX)
+
+template <typename T, int DIM>
+__global__ void __launch_bounds__(FL_THREADS) fl_dec_tile_kernel(const dec_args a)
+{
+    typedef blk_shape<DIM> S;
+    const unsigned esize = sizeof(T);
+    __shared__ int64_t q_s[FL_WARPS][FL_BLOCK];
+    __shared__ uint64_t stage_s[FL_WARPS][(STAGE_BYTES + 7) / 8];
+    __shared__ uint8_t hdr_s[FL_TILE];
+    __shared__ uint32_t pos_s[FL_TILE];
+    __shared__ int64_t prev_s[FL_TILE];   /* delta corners: q0 of the previous coded block */
+    __shared__ uint64_t tile_s, pay_s;
+    __shared__ unsigned pred_s, bad_s, mask_s, fmask_s;
+    __shared__ qz_quant Q_s;   /* a.Q with the payload's anchor */
+
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const fl_geom &g = a.g;
+    const uint8_t *in = a.in;
+    if (threadIdx.x == 0)
+        tile_s = atomicAdd(&a.sc->ticket, 1ull);
+    __syncthreads();
+    const uint64_t t = tile_s, b0 = t * FL_TILE;
+    const unsigned nb = (unsigned)min((uint64_t)FL_TILE, g.nblocks - b0);
+    const uint64_t tables = fl_tables_size(&g, a.Q.has_fill);
+
+    /* Header-count prefix (the masks), then the tile's header bytes, then the byte prefix. Every
+     * tile publishes both counts even when it is invalid, so its successors never wait for ever. */
+    if (warp == 0) {
+        const uint32_t mask = hz_get_u32(in + FL_OFF_MASKS + 4 * t);
+        const uint32_t fmask =
+            a.Q.has_fill ? hz_get_u32(in + FL_OFF_MASKS + 5 * g.ntiles + 4 * t) : 0u;
+        const unsigned pred = in[FL_OFF_MASKS + 4 * g.ntiles + t];
+        const uint64_t nhdr_total = a.sc->nhdr_total;
+        qz_quant Q = a.Q;
+        const bool anchored = qz_get_anchor(in + FL_OFF_BASE, &Q);
+        const unsigned fbit = fmask >> lane & 1u;
+        bool bad = (pred & ~FL_TILE_CORNER_DELTA) >= S::NP ||
+                   (nb < FL_TILE && ((mask | fmask) >> nb) != 0) ||
+                   nhdr_total > a.len - tables || !anchored;
+        uint64_t nh = __popc(mask), hoff, size = 0;
+        unsigned long long *st_hdr = a.st_hdr, *st_bytes = a.st_bytes;
+        lb_exclusive<1>(&st_hdr, t, &nh, &hoff);
+        unsigned hdr = 0;
+        if (!bad && (mask >> lane & 1u)) {
+            uint64_t z0, y0, x0;
+            hdr = in[tables + hoff + __popc(mask & dv_lanemask_lt())];
+            fl_block_origin(&g, b0 + lane, &z0, &y0, &x0);
+            if (fl_header_valid(hdr, fbit))
+                size = (fbit ? 8u : 0u) +
+                       fl_block_payload_size(hdr, fl_block_nvalid(&g, z0, y0, x0), esize);
+            else
+                bad = true;
+        }
+        bad = __any_sync(FULL, bad);
+        uint64_t incl = size;
+        for (unsigned d = 1; d < 32; d <<= 1) {
+            uint64_t v = __shfl_up_sync(FULL, incl, d);
+            if (lane >= d)
+                incl += v;
+        }
+        uint64_t bytes = __shfl_sync(FULL, incl, 31), off;
+        lb_exclusive<1>(&st_bytes, t, &bytes, &off);
+        if (!bad) {
+            const uint64_t avail = a.len - tables - nhdr_total;
+            bad = off + bytes > avail || (t == g.ntiles - 1 && off + bytes != avail);
+        }
+        /* q0 of a coded block is its corner plus the previous one's q0: a running sum of the
+         * corners over the tile (raw blocks add nothing) */
+        uint64_t corner = 0;
+        if (!bad && hdr && hdr != FL_HDR_RAW) {
+            const uint8_t *src = in + tables + nhdr_total + off + (incl - size) + (fbit ? 8u : 0u);
+            uint64_t zc = 0;
+            for (unsigned i = 0; i < fl_wbytes(hdr >> 6); i++)
+                zc |= (uint64_t)src[i] << (8 * i);
+            corner = (uint64_t)hz_unzigzag(zc);
+        }
+        uint64_t csum = corner;
+        for (unsigned d = 1; d < 32; d <<= 1) {
+            uint64_t v = __shfl_up_sync(FULL, csum, d);
+            if (lane >= d)
+                csum += v;
+        }
+        prev_s[lane] = (int64_t)(csum - corner);
+        hdr_s[lane] = (uint8_t)hdr;
+        pos_s[lane] = (uint32_t)(incl - size);
+        if (lane == 0) {
+            pay_s = tables + nhdr_total + off;
+            pred_s = pred;
+            mask_s = mask;
+            fmask_s = fmask;
+            Q_s = Q;
+            bad_s = bad;
+            if (bad)
+                atomicOr(&a.sc->corrupt, 1u);
+        }
+    }
+    __syncthreads();
+    if (bad_s)
+        return;
+
+    const qz_quant Q = Q_s;
+    const unsigned pred = pred_s & ~FL_TILE_CORNER_DELTA, delta = pred_s >> 7;
+    T *out = (T *)a.out;
+    int64_t *q = q_s[warp];
+    uint8_t *stage = (uint8_t *)stage_s[warp];
+    for (unsigned k = 0; k < FL_BLOCKS_PER_WARP; k++) {
+        const unsigned blk = warp * FL_BLOCKS_PER_WARP + k;
+        if (blk >= nb)
+            break;
+        const unsigned hdr = hdr_s[blk];
+        const uint8_t *src = in + pay_s + pos_s[blk];
+        const bool fb = fmask_s >> blk & 1u;
+        uint64_t z0, y0, x0, idx[2], fill = 0;
+        fl_block_origin(&g, b0 + blk, &z0, &y0, &x0);
+        bool valid[2];
+        valid[0] = elem_index<DIM>(g, z0, y0, x0, lane, &idx[0]);
+        valid[1] = elem_index<DIM>(g, z0, y0, x0, lane + 32, &idx[1]);
+        if (hdr == FL_HDR_RAW) {
+            const unsigned vb0 = __ballot_sync(FULL, valid[0]), vb1 = __ballot_sync(FULL, valid[1]);
+            for (unsigned h = 0; h < 2; h++) {
+                if (!valid[h])
+                    continue;
+                unsigned rank = h ? __popc(vb0) + __popc(vb1 & dv_lanemask_lt())
+                                  : __popc(vb0 & dv_lanemask_lt());
+                const uint8_t *p = src + esize * rank;
+                uint64_t u = 0;
+                for (unsigned i = 0; i < esize; i++)
+                    u |= (uint64_t)p[i] << (8 * i);
+                if (esize == 4)
+                    ((uint32_t *)out)[idx[h]] = (uint32_t)u;
+                else
+                    ((unsigned long long *)out)[idx[h]] = u;
+            }
+            continue;
+        }
+        if (fb && !(mask_s >> blk & 1u)) {   /* every element is fill */
+            for (unsigned h = 0; h < 2; h++)
+                if (valid[h])
+                    dv_put_bits(out, idx[h], Q.fill_bits);
+            continue;
+        }
+        if (fb) {
+            for (unsigned i = 0; i < 8; i++)
+                fill |= (uint64_t)src[i] << (8 * i);
+            src += 8;
+        }
+        int64_t r[2] = {0, 0};
+        if (hdr) {
+            const unsigned code = hdr & 63u, wb = fl_wbytes(hdr >> 6), pad = (8u - wb) & 7u;
+            const uint64_t size = fl_block_payload_size(hdr, FL_BLOCK, esize);
+            for (unsigned i = lane; i < size; i += 32)
+                stage[pad + i] = src[i];
+            __syncwarp();
+            uint64_t zc = 0;
+            for (unsigned i = 0; i < wb; i++)
+                zc |= (uint64_t)stage[pad + i] << (8 * i);
+            if (code > FL_SPARSE_BASE) {
+                const unsigned n = code - FL_SPARSE_BASE;
+                const unsigned b = lane < n ? stage[pad + wb + lane] : 0u, e = b & 63u;
+                const unsigned prev = __shfl_up_sync(FULL, e, 1);
+                if (__any_sync(FULL, lane < n && e <= (lane ? prev : 0u))) {
+                    if (lane == 0)
+                        atomicOr(&a.sc->corrupt, 1u);
+                    return;   /* positions must be 1..63, strictly increasing */
+                }
+                q[lane] = 0;
+                q[lane + 32] = 0;
+                __syncwarp();
+                if (lane < n)
+                    q[e] = (b & 0x40u) ? -((b & 0x80u) ? 2 : 1) : ((b & 0x80u) ? 2 : 1);
+                __syncwarp();
+                r[0] = q[lane];
+                r[1] = q[lane + 32];
+                __syncwarp();
+            } else if (code > 0) {
+                const uint32_t *w = (const uint32_t *)(stage + pad + wb);   /* 8-aligned */
+                int64_t m0 = 0, m1 = 0;
+                for (unsigned j = 0; j < code; j++) {
+                    m0 |= (int64_t)((w[2 + 2 * j] >> lane) & 1u) << j;
+                    m1 |= (int64_t)((w[3 + 2 * j] >> lane) & 1u) << j;
+                }
+                r[0] = (w[0] >> lane & 1u) ? -m0 : m0;
+                r[1] = (w[1] >> lane & 1u) ? -m1 : m1;
+            }
+            if (lane == 0)
+                r[0] = hz_unzigzag(zc);
+        }
+        if (delta && lane == 0)
+            r[0] = (int64_t)((uint64_t)r[0] + (uint64_t)prev_s[blk]);
+        if (DIM == 1) {
+            /* 1-D Lorenzo: q is the running sum of r (mod 2^64, as the CPU's loop) */
+            uint64_t s0 = (uint64_t)r[0], s1 = (uint64_t)r[1];
+            for (unsigned d = 1; d < 32; d <<= 1) {
+                uint64_t v0 = __shfl_up_sync(FULL, s0, d), v1 = __shfl_up_sync(FULL, s1, d);
+                if (lane >= d) {
+                    s0 += v0;
+                    s1 += v1;
+                }
+            }
+            s1 += __shfl_sync(FULL, s0, 31);
+            q[lane] = (int64_t)s0;
+            q[lane + 32] = (int64_t)s1;
+        } else {
+            switch (pred) {
+            case FL_PRED_LORENZO: by_diagonals<DIM, FL_PRED_LORENZO>(q, r); break;
+            case FL_PRED_CHAIN: by_diagonals<DIM, FL_PRED_CHAIN>(q, r); break;
+            case FL_PRED_MEAN: by_diagonals<DIM, FL_PRED_MEAN>(q, r); break;
+            default: by_diagonals<DIM, FL_PRED_PLANAR>(q, r); break;
+            }
+        }
+        __syncwarp();
+        for (unsigned h = 0; h < 2; h++) {
+            if (!valid[h])
+                continue;
+            if (fill >> (lane + 32 * h) & 1u)
+                dv_put_bits(out, idx[h], Q.fill_bits);
+            else   /* rounded to T once: qz_reconstruct's value */
+                out[idx[h]] = (T)qz_reconstruct_wide(&Q, (double)q[lane + 32 * h]);
+        }
+        __syncwarp();
+    }
+}
+
+template <typename T, int DIM>
+static void decode_as(const dec_args &a, cudaStream_t s)
+{
+    fl_dec_tile_kernel<T, DIM><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
+}
+
+cudaError_t fl_launch_decode(const fl_geom *g, const qz_quant *Q, const uint8_t *in,
+                              uint64_t len, void *out, unsigned long long *status,
+                              hzc_scalars *sc, cudaStream_t s)
+{
+    dec_args a = {*g, *Q, in, len, out, status, status + g->ntiles, sc};
+    static void (*const table[2][3])(const dec_args &, cudaStream_t) = {
+        {decode_as<double, 1>, decode_as<double, 2>, decode_as<double, 3>},
+        {decode_as<float, 1>, decode_as<float, 2>, decode_as<float, 3>}};
+    table[Q->is_f32 ? 1 : 0][g->dim - 1](a, s);
+    return cudaGetLastError();
+}

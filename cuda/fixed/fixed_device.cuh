@@ -1,0 +1,33 @@
+/* What the fixed-length codec's encoder and decoder kernels share: the CTA shape and the
+ * block shapes by dimensionality. One CTA a tile, one warp a block at a time, two elements a
+ * lane (e = lane and lane + 32). */
+#ifndef H5ZGPU_CUDA_FIXED_DEVICE_CUH
+#define H5ZGPU_CUDA_FIXED_DEVICE_CUH
+
+#include "../common/device.cuh"
+#include "../common/lookback.cuh"
+#include "stages.h"
+
+/* 256 threads a CTA: 8 warps of 4 blocks each cover one tile of FL_TILE blocks. */
+#define FL_THREADS 256
+#define FL_WARPS (FL_THREADS / 32)
+#define FL_BLOCKS_PER_WARP (FL_TILE / FL_WARPS)
+#define HDR_CODED_MAX (4u + 8u + 8u * FL_MAX_PLANES)   /* corner + sign + 32 planes */
+
+template <int DIM> struct blk_shape;
+template <> struct blk_shape<3> { enum { BX = 4, BY = 4, BZ = 4, NP = 4 }; };
+template <> struct blk_shape<2> { enum { BX = 8, BY = 8, BZ = 1, NP = 3 }; };
+template <> struct blk_shape<1> { enum { BX = 64, BY = 1, BZ = 1, NP = 1 }; };
+
+/* Element e of the block at (z0, y0, x0): whether it lies inside the chunk, and its index. */
+template <int DIM>
+__device__ __forceinline__ bool elem_index(const fl_geom &g, uint64_t z0, uint64_t y0,
+                                           uint64_t x0, unsigned e, uint64_t *idx)
+{
+    typedef blk_shape<DIM> S;
+    uint64_t x = x0 + e % S::BX, y = y0 + (e / S::BX) % S::BY, z = z0 + e / (S::BX * S::BY);
+    *idx = (z * g.ny + y) * g.nx + x;
+    return x < g.nx && y < g.ny && z < g.nz;
+}
+
+#endif

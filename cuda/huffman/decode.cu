@@ -1,0 +1,22 @@
+/* The Huffman decoder's pipeline on one stream, one chunk: the stages of hf_decode_cpu. The
+ * host parsed the payload's fixed part and built the decoder table (hf_parse); the kernels
+ * check everything else and set sc->corrupt on any inconsistency. */
+#include "huff_device.cuh"
+
+cudaError_t hzc_huff_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,
+                                   const uint8_t *in, uint64_t len, const uint16_t *table,
+                                   int32_t *delta, uint64_t *suboff, void *out, hzc_scalars *sc,
+                                   int sms, cudaStream_t s)
+{
+    (void)len;   /* hf_parse placed every part inside it */
+    hf_dec_args a = {*g, *Q, *L, in, table, delta, suboff, out, sc};
+    cudaError_t e;
+    /* the stream -> suboff -> delta (a delta or a marker per element); outliers into place */
+    if ((e = hf_dec_launch_stream(a, sms, s)) != cudaSuccess ||
+        (e = hf_dec_launch_lists(a, sms, s)) != cudaSuccess)
+        return e;
+    /* delta -> values, by the payload's predictor */
+    if (L->order == HF_PRED_INTERP)
+        return hf_ip_launch_decode(g, Q, L, in, delta, delta + g->n, out, sc, sms, s);
+    return hf_dec_launch_tiles(a, s);
+}

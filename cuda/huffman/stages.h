@@ -1,0 +1,92 @@
+/* The Huffman codec's device state and launchers (cuda/huffman/). encode.cu and decode.cu run the
+ * stages in order; each stage's launcher says what it reads and writes. */
+#ifndef H5ZGPU_CUDA_HUFF_STAGES_H
+#define H5ZGPU_CUDA_HUFF_STAGES_H
+
+#include "../common/stages.h"
+
+#include "huff_common.h"
+#include "huff_interp.h"
+extern "C" {
+#include "huff.h"
+}
+
+/* The codebook of one form, built beside the others; hf_enc_choose_kernel keeps the smallest. */
+typedef struct hf_enc_book {
+    unsigned long long size, bits;
+    unsigned m0, m1;
+    uint16_t code[HF_MAX_SYMS];
+    uint8_t len[HF_MAX_SYMS];
+} hf_enc_book;
+
+/* Device state of one Huffman encoding, zeroed by hzc_huff_launch_encode: what the stages count
+ * and the codebook they choose. Each field's writer, then its readers (kernel files). */
+typedef struct hf_enc_plan {
+    unsigned long long ticket;             /* tokens.cu: the token kernels' tile tickets */
+    unsigned long long cost[4];            /* tokens.cu (sample) -> interp.cu: huff_cpu.c's
+                                            * cost, [o] Lorenzo order o's over the sampled
+                                            * tiles, [0] their elements */
+    unsigned long long cost_ip;            /* interp.cu: the interpolation's cost there */
+    unsigned pred;                         /* interp.cu -> tokens.cu, stream_encode.cu: a
+                                            * Lorenzo order or HF_PRED_INTERP */
+    unsigned long long n_out, n_verb;      /* tokens.cu -> codebook.cu, stream_encode.cu */
+    unsigned long long size;               /* codebook.cu -> stream_encode.cu: payload bytes */
+    unsigned long long bits;               /* codebook.cu -> stream_encode.cu: stream bits */
+    unsigned form, rs, m0, m1;             /* codebook.cu -> stream_encode.cu: the chosen
+                                            * form, form 0's commonest token, stored lengths */
+    unsigned too_small;                    /* codebook.cu -> stream_encode.cu: over cap */
+    unsigned may[3];                       /* codebook.cu (may win) -> stream_encode.cu (form
+                                            * hists), codebook.cu: huff_cpu.c's may[] */
+    unsigned hist[HF_MAX_SYMS];            /* tokens.cu -> codebook.cu: form 0 token counts */
+    unsigned hist_alt[2][HF_MAX_SYMS];     /* codebook.cu, stream_encode.cu (form hists) ->
+                                            * codebook.cu: form 1 and form 2 token counts */
+    hf_enc_book book[3];                   /* codebook.cu: each form's codebook */
+    alignas(16) uint32_t cl[HF_MAX_SYMS];  /* codebook.cu -> stream_encode.cu: the chosen
+                                            * codebook, code | length << 16 */
+    uint8_t len[HF_MAX_SYMS];              /* codebook.cu -> stream_encode.cu */
+} hf_enc_plan;
+
+/* Device buffers of one Huffman encoding. Outliers and verbatim values past kmax_* are not
+ * stored: the payload then exceeds cap anyway. */
+typedef struct hf_enc_bufs {
+    uint16_t *tok;                  /* n tokens, tile-major, readable up to 8 past n */
+    int32_t *ip_u;                  /* n int32: interpolation's codes */
+    int32_t *ip_delta;              /* n int32, tile-major: the interpolation's outliers' deltas */
+    int32_t *ip_delta2;             /* hf_ip_even_count int32: deltas at even coordinates */
+    uint32_t *out_pos;
+    int32_t *out_delta;
+    uint64_t kmax_out;
+    uint32_t *verb_pos;
+    uint64_t *verb_bits;
+    uint64_t kmax_verb;
+    uint32_t *subbits;              /* stream bits of each sub-chunk */
+    unsigned long long *status;     /* the tiles' look-back words: 2 ntiles */
+    uint64_t *suboff;               /* nsub: each sub-chunk's first bit in the stream */
+    hf_enc_plan *plan;
+    uint8_t *dst;                   /* 4-aligned, cap bytes */
+    uint64_t cap;
+} hf_enc_bufs;
+
+/* The elements of the chunk's lattice of even coordinates. */
+static inline uint64_t hf_ip_even_count(const hf_geom *g)
+{
+    return ((g->nz + 1) / 2) * ((g->ny + 1) / 2) * ((g->nx + 1) / 2);
+}
+
+/* Encodes the payload into b->dst (the pipeline of encode.cu); sc->bytes_total receives its size
+ * (above cap: nothing was written) and sc->sum, which the caller zeroes, its checksum sum. */
+cudaError_t hzc_huff_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned radius,
+                                   const void *in, const hf_enc_bufs *b, hzc_scalars *sc,
+                                   int sms, cudaStream_t s);
+
+/* Decodes a payload of len bytes at the 4-aligned in, whose parts hf_parse located in L, with
+ * the decoder table it built (table, device, 16-byte aligned): the pipeline of decode.cu. delta
+ * holds n int32 (2n for interpolation, whose codes take the second half) and is 16-byte
+ * aligned; suboff holds nsub + 1 offsets. Any inconsistency sets sc->corrupt (zeroed by the
+ * caller). */
+cudaError_t hzc_huff_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,
+                                   const uint8_t *in, uint64_t len, const uint16_t *table,
+                                   int32_t *delta, uint64_t *suboff, void *out, hzc_scalars *sc,
+                                   int sms, cudaStream_t s);
+
+#endif
