@@ -15,6 +15,8 @@
 extern "C" {
 #endif
 
+struct hf_trace;
+
 /* Number of usable CUDA devices; 0 when there is no driver, no device or initialisation fails. */
 int hzc_device_count(void);
 
@@ -36,6 +38,10 @@ typedef struct hzc_encode_args {
     uint64_t cap;         /* payload bytes out may take */
     int device;
     void *stream;
+    /* tests (gpu_stages), else NULL: the quantiser the statistics set up, and the Huffman
+     * encoder's stages (huff.h) */
+    qz_quant *quant;
+    struct hf_trace *trace;
 } hzc_encode_args;
 
 typedef struct hzc_encode_result {

@@ -20,6 +20,26 @@ unsigned hf_radius(unsigned asked);
 h5zgpu_status hf_encode_cpu(const hf_geom *g, const qz_quant *Q, unsigned radius, const void *in,
                             uint8_t *out, uint64_t cap, uint64_t *len);
 
+/* What the encoder decided at each stage, in order: for tests that compare the executors stage
+ * by stage (gpu_stages), filled by hf_encode_traced and by the GPU backend. tok and subbits
+ * are the caller's (n and nsub entries) or NULL. */
+typedef struct hf_trace {
+    unsigned long long cost[4];   /* the sampled tiles' Lorenzo costs, [0] their elements */
+    unsigned pred;                /* a Lorenzo order or HF_PRED_INTERP */
+    uint16_t *tok;                /* each element's token, tile-major */
+    uint64_t n_out, n_verb;
+    uint64_t hist[HF_MAX_SYMS];   /* form 0's token counts */
+    unsigned form, rs;            /* the chosen form; form 0's commonest token */
+    uint8_t len[HF_MAX_SYMS];     /* the chosen codebook's lengths */
+    uint64_t size;                /* payload bytes */
+    uint32_t *subbits;            /* each sub-chunk's stream bits */
+} hf_trace;
+
+/* hf_encode_cpu, recording its stages into T. */
+h5zgpu_status hf_encode_traced(const hf_geom *g, const qz_quant *Q, unsigned radius,
+                               const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
+                               hf_trace *T);
+
 /* Decodes a payload of exactly len bytes from a chunk of the given format version (from 2 it may
  * use interpolation); every count, code, length and position is checked before use
  * (H5ZGPU_E_CORRUPT). Q comes from qz_decoder and the chunk header's fill value; the

@@ -366,6 +366,13 @@ static h5zgpu_status try_interpolation(hf_enc *E, uint64_t lorenzo_cost)
 h5zgpu_status hf_encode_cpu(const hf_geom *g, const qz_quant *Q, unsigned radius, const void *in,
                             uint8_t *out, uint64_t cap, uint64_t *len)
 {
+    return hf_encode_traced(g, Q, radius, in, out, cap, len, NULL);
+}
+
+h5zgpu_status hf_encode_traced(const hf_geom *g, const qz_quant *Q, unsigned radius,
+                               const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
+                               hf_trace *T)
+{
     const unsigned R = radius, esize = Q->is_f32 ? 4u : 8u;
     const uint64_t n = g->n;
     hf_enc E = {.g = g, .Q = Q, .in = in, .R = R};
@@ -408,6 +415,15 @@ h5zgpu_status hf_encode_cpu(const hf_geom *g, const qz_quant *Q, unsigned radius
     for (unsigned s = 1; s < 2 * R; s++)
         if (hist[s] > hist[rs])
             rs = s;
+    if (T) {
+        memcpy(T->cost, cost, sizeof cost);
+        T->pred = E.order;
+        if (T->tok)
+            memcpy(T->tok, E.tok, n * sizeof *E.tok);
+        T->n_out = n_out;
+        T->n_verb = n_verb;
+        memcpy(T->hist, hist, sizeof T->hist);
+    }
     build_book(hist, 2 * R, R, B0);
     E.B = B0;
     E.form = HF_FORM_CODES;
@@ -435,6 +451,12 @@ h5zgpu_status hf_encode_cpu(const hf_geom *g, const qz_quant *Q, unsigned radius
         }
     }
     E.rs = E.form == HF_FORM_RUNS ? rs : 0;
+    if (T) {
+        T->form = E.form;
+        T->rs = E.rs;
+        memcpy(T->len, E.B->len, sizeof T->len);
+        T->size = size;
+    }
     if (size > cap) {
         st = H5ZGPU_E_OUTPUT_TOO_SMALL;
         goto done;
@@ -457,8 +479,11 @@ h5zgpu_status hf_encode_cpu(const hf_geom *g, const qz_quant *Q, unsigned radius
     }
     o += hf_pad4(hf_codebook_size(E.B->m0, E.B->m1));
     hz_parallel_for(g->nsub, sub_bits_task, &E);
-    for (uint64_t s = 0; s < g->nsub; s++)
+    for (uint64_t s = 0; s < g->nsub; s++) {
         hz_put_u16(out + o + 2 * s, (uint32_t)E.sub_bit[s]);
+        if (T && T->subbits)
+            T->subbits[s] = (uint32_t)E.sub_bit[s];
+    }
     uint64_t bits = exclusive_sum(E.sub_bit, g->nsub);
     o += hf_pad4(2 * g->nsub);
     E.stream = out + o;

@@ -39,6 +39,8 @@ h5zgpu_status hzc_fixed_encode(const fl_geom *g, const hzc_encode_args *a, hzc_e
             H5ZGPU_OK)
         goto done;
     r->held_fill = Q.has_fill;
+    if (a->quant)
+        *a->quant = Q;
     if (Q.has_fill)
         out += a->fill_shift;
     tables = fl_tables_size(g, Q.has_fill);

@@ -4,7 +4,12 @@
 #include "../huffman/stages.h"
 #include "workspace.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+extern "C" {
+#include "huff.h"
+}
 
 #define HF_TABLE_ENTRIES (1u << HF_MAX_LEN)   /* the Huffman decoder table */
 
@@ -12,6 +17,36 @@
 static uint64_t words8(uint64_t n)
 {
     return (n + 7) & ~(uint64_t)7;
+}
+
+/* The stages of an encoding just run, as hf_encode_traced records them (tests). */
+static h5zgpu_status read_trace(const hf_geom *g, const hf_enc_bufs *b, hf_trace *T)
+{
+    h5zgpu_status st = H5ZGPU_OK;
+    hf_enc_plan *P = (hf_enc_plan *)malloc(sizeof *P);
+    if (!P)
+        return hz_fail(H5ZGPU_E_NOMEM, "no host memory for a trace");
+    CK(cudaMemcpy(P, b->plan, sizeof *P, cudaMemcpyDeviceToHost), "download of the plan");
+    if (T->tok)
+        CK(cudaMemcpy(T->tok, b->tok, g->n * sizeof *T->tok, cudaMemcpyDeviceToHost),
+           "download of the tokens");
+    if (T->subbits && !P->too_small)
+        CK(cudaMemcpy(T->subbits, b->subbits, g->nsub * sizeof *T->subbits,
+                      cudaMemcpyDeviceToHost),
+           "download of the sub-chunk lengths");
+    memcpy(T->cost, P->cost, sizeof T->cost);
+    T->pred = P->pred;
+    T->n_out = P->n_out;
+    T->n_verb = P->n_verb;
+    for (unsigned t = 0; t < HF_MAX_SYMS; t++)
+        T->hist[t] = P->hist[t];
+    T->form = P->form;
+    T->rs = P->form == HF_FORM_RUNS ? P->rs : 0;   /* the payload's, as the CPU records it */
+    memcpy(T->len, P->len, sizeof T->len);
+    T->size = P->size;
+done:
+    free(P);
+    return st;
 }
 
 /* The payload is assembled in the workspace and copied out only when it fits cap, so a payload
@@ -36,6 +71,8 @@ h5zgpu_status hzc_huff_encode(const hf_geom *g, const hzc_encode_args *a, hzc_en
             H5ZGPU_OK)
         goto done;
     r->held_fill = Q.has_fill;
+    if (a->quant)
+        *a->quant = Q;
     if (Q.has_fill)
         out += a->fill_shift;
 
@@ -72,6 +109,8 @@ h5zgpu_status hzc_huff_encode(const hf_geom *g, const hzc_encode_args *a, hzc_en
     CK(hzc_huff_launch_encode(g, &Q, a->radius, d_in, &b, w->sc, w->sms, c.s),
        "launch of the Huffman compression kernels");
     if ((st = hzc_sync_scalars(&c)) != H5ZGPU_OK)
+        goto done;
+    if (a->trace && (st = read_trace(g, &b, a->trace)) != H5ZGPU_OK)
         goto done;
     st = hzc_finish_encode(&c, a, out, b.dst, w->hsc->bytes_total, Q.eb, "Huffman", r);
 done:

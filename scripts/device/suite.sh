@@ -17,8 +17,11 @@
 #                                          (codecs 1, 2, 0; ratios, GB/s, copy bandwidth)
 #   bash scripts/device/suite.sh profile   per-kernel times (ncu, the card's own clocks) of codec 2
 #                                          on velocity_x and baryon_density, one call per bound
+#   bash scripts/device/suite.sh compare   gpu_bench of a baseline revision (.baseline/, made here by
+#                                          scripts/device/make-baseline.sh REV and carried) and of
+#                                          this tree, one after the other on the same card
 set -uo pipefail
-part=${1:?tests, identity, bench, bench2, huffman or profile}
+part=${1:?tests, identity, bench, bench2, huffman, profile or compare}
 OUT=${OUT:-$PWD/out}
 N=${N:-512}
 B=$PWD/build-dev
@@ -74,6 +77,9 @@ identity)
   need_fields
   # one run per codec, so that a timeout costs one codec's rows only; the CPU reference of
   # codec 2 and auto (which encodes with both codecs) take most of the time
+  step "GPU stages against the CPU's, six Nyx-like fields at $N^3, REL 1e-2 1e-3 1e-4"
+  timeout 150 "$B/test/gpu/gpu_stages" "${fields[@]}" >"$OUT/stages.log" 2>&1
+  echo "exit $?"; tail -n 2 "$OUT/stages.log"; grep -m 5 FAIL "$OUT/stages.log"
   for c in 1 2 0; do
     step "CPU/GPU identity, codec $c, six Nyx-like fields at $N^3, REL 1e-2 1e-3 1e-4"
     timeout 150 "$B/test/gpu/gpu_identity" --codecs $c "${fields[@]}" >"$OUT/identity-$c.log" 2>&1
@@ -133,8 +139,24 @@ bench2)
   rc=0; for k in 0 1 2 3; do wait -n || rc=$?; done
   echo "exit $rc"; tail -q -n 1 "$OUT"/property-?.log
   ;;
+compare)
+  need_fields
+  step "build the baseline's gpu_bench (.baseline/: $(cat .baseline/REVISION 2>/dev/null))"
+  cmake -S .baseline -B "$PWD/build-base" -DH5ZGPU_CUDA=ON >"$OUT/base-configure.log" 2>&1 &&
+    cmake --build "$PWD/build-base" -j "$(nproc)" --target gpu_bench >"$OUT/base-build.log" 2>&1 ||
+    { tail -n 30 "$OUT/base-build.log"; exit 1; }
+  step "gpu_bench, baseline"
+  timeout 150 "$PWD/build-base/bin/gpu_bench" --codecs 1,2,0 --sweep 0 "${fields[@]}" \
+    >"$OUT/bench-base.md" 2>&1
+  echo "exit $?"
+  step "gpu_bench, this tree"
+  timeout 150 "$B/bin/gpu_bench" --codecs 1,2,0 --sweep 0 "${fields[@]}" >"$OUT/bench-tree.md" 2>&1
+  echo "exit $?"
+  python3 bench/compare_bench.py "$OUT/bench-base.md" "$OUT/bench-tree.md" | tee "$OUT/compare.md"
+  ;;
 *)
-  echo "suite.sh: part '$part' is not one of tests, identity, bench, bench2, huffman, profile" >&2
+  echo "suite.sh: part '$part' is not one of tests, identity, bench, bench2, huffman, profile," \
+    "compare" >&2
   exit 2
   ;;
 esac
