@@ -27,9 +27,6 @@ static h5zgpu_status read_trace(const hf_geom *g, const hf_enc_bufs *b, hf_trace
     if (!P)
         return hz_fail(H5ZGPU_E_NOMEM, "no host memory for a trace");
     CK(cudaMemcpy(P, b->plan, sizeof *P, cudaMemcpyDeviceToHost), "download of the plan");
-    if (T->tok)
-        CK(cudaMemcpy(T->tok, b->tok, g->n * sizeof *T->tok, cudaMemcpyDeviceToHost),
-           "download of the tokens");
     if (T->subbits && !P->too_small)
         CK(cudaMemcpy(T->subbits, b->subbits, g->nsub * sizeof *T->subbits,
                       cudaMemcpyDeviceToHost),
@@ -105,6 +102,7 @@ h5zgpu_status hzc_huff_encode(const hf_geom *g, const hzc_encode_args *a, hzc_en
     b.plan = (hf_enc_plan *)w->plan.p;
     b.dst = (uint8_t *)w->fin.p;
     b.cap = a->cap;
+    b.tok_copy = a->trace ? a->trace->tok : NULL;
     CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c.s), "reset of the counters");
     CK(hzc_huff_launch_encode(g, &Q, a->radius, d_in, &b, w->sc, w->sms, c.s),
        "launch of the Huffman compression kernels");

@@ -19,7 +19,9 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned
                                  b->plan, s)) != cudaSuccess)
         return e;
     /* tokens: values (or the interpolation's deltas) -> tok, plan->hist, outliers, verbatims */
-    if ((e = hf_enc_launch_tokens(a, s)) != cudaSuccess)
+    if ((e = hf_enc_launch_tokens(a, s)) != cudaSuccess ||
+        (b->tok_copy && (e = cudaMemcpyAsync(b->tok_copy, b->tok, g->n * sizeof *b->tok,
+                                             cudaMemcpyDeviceToHost, s)) != cudaSuccess))
         return e;
     /* the codebook: plan->hist -> plan->may -> plan->hist_alt -> plan->book[] -> the choice */
     if ((e = hf_enc_launch_may_win(a, s)) != cudaSuccess ||

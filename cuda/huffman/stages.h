@@ -65,6 +65,8 @@ typedef struct hf_enc_bufs {
     hf_enc_plan *plan;
     uint8_t *dst;                   /* 4-aligned, cap bytes */
     uint64_t cap;
+    uint16_t *tok_copy;             /* tests, else NULL: host copy of the tokens, taken before
+                                     * the stream's packing reuses their memory */
 } hf_enc_bufs;
 
 /* The elements of the chunk's lattice of even coordinates. */
