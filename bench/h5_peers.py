@@ -30,7 +30,8 @@ FIELDS = ["baryon_density", "dark_matter_density", "temperature",
 
 
 def filters(tol):
-    out = [("h5zgpu fixed", h5zgpu.filter(codec="fixed", mode="abs", eb=tol))]
+    out = [("h5zgpu fixed", h5zgpu.filter(codec="fixed", mode="abs", eb=tol)),
+           ("h5zgpu huffman", h5zgpu.filter(codec="huffman", mode="abs", eb=tol))]
     if hdf5plugin is not None:
         out.append(("SZ3 abs", dict(hdf5plugin.SZ3(absolute=tol))))
         out.append(("ZFP accuracy", dict(hdf5plugin.Zfp(accuracy=tol))))

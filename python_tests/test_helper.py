@@ -8,8 +8,8 @@ import pytest
 import h5zgpu
 
 
-def test_design_example_words():
-    # DESIGN.md: ABS 1e-3 with Huffman is UD=33900,0,4,2,0,3539053052,1062232653
+def test_documented_example_words():
+    # docs/FILTER.md: ABS 1e-3 with Huffman is UD=33900,0,4,2,0,3539053052,1062232653
     assert h5zgpu.cd_values("huffman", mode="abs", eb=1e-3) == (2, 0, 3539053052, 1062232653)
 
 

@@ -1,5 +1,5 @@
 # The plugin must not depend on any libhdf5 (it binds to the loading one at run time), and the
-# plugin directory must hold nothing but plugins (DESIGN.md).
+# plugin directory must hold nothing but plugins (HDF5_PLUGIN_PATH=build/plugin loads them all).
 execute_process(COMMAND readelf -d ${PLUGIN} OUTPUT_VARIABLE dyn RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "readelf -d ${PLUGIN} failed")

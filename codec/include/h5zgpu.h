@@ -141,7 +141,7 @@ const char *h5zgpu_last_error(void);
 const char *h5zgpu_version(void);
 
 /* cd_values <-> error bound: the bound travels as the two 32-bit halves of its binary64
- * pattern, low word first (DESIGN.md). */
+ * pattern, low word first (docs/FILTER.md). */
 void h5zgpu_eb_to_words(double eb, unsigned *lo, unsigned *hi);
 double h5zgpu_eb_from_words(unsigned lo, unsigned hi);
 
