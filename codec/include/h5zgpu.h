@@ -112,8 +112,11 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
 h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_out,
                                        size_t out_cap, size_t *out_len, int device, void *stream);
 
-/* Many chunks with the same parameters in one call (host buffers). Stops at the first failure
- * and returns its status; *done says how many chunks were finished. */
+/* Many chunks with the same parameters in one call (host buffers), the same bytes as a call a
+ * chunk. On the GPU several chunks are in flight at once (each with its own stream), so their
+ * copies, kernels and synchronisations overlap. Returns the first failure in chunk order, its
+ * message naming the chunk; *done says how many chunks before it were finished (later ones
+ * may have been too). */
 h5zgpu_status h5zgpu_compress_batch(const h5zgpu_params *p, size_t count, const void *const *in,
                                     void *const *out, const size_t *out_cap, size_t *out_len,
                                     const h5zgpu_exec *exec, size_t *done);
@@ -139,6 +142,13 @@ const char *h5zgpu_status_string(h5zgpu_status s);
 /* The message of this thread's last failure (never NULL). */
 const char *h5zgpu_last_error(void);
 const char *h5zgpu_version(void);
+
+/* The parameters the HDF5 filter applies to each chunk of a dataset, from the n cd_values HDF5
+ * stores for it (the user's values followed by set_local's; docs/FILTER.md), and the dataset's
+ * byte order (*big_endian). A program writing finished chunks with H5Dwrite_chunk compresses
+ * its chunks in native byte order with these parameters and gets the filter's bytes. */
+h5zgpu_status h5zgpu_params_from_cd_values(size_t n, const unsigned *cd, h5zgpu_params *p,
+                                           int *big_endian);
 
 /* cd_values <-> error bound: the bound travels as the two 32-bit halves of its binary64
  * pattern, low word first (docs/FILTER.md). */

@@ -3,6 +3,7 @@
  * choice and fallback. Codec internals live in fixed_cpu.c, huff_cpu.c and cuda/. */
 #include "h5zgpu.h"
 
+#include "cd_values.h"
 #include "chunk.h"
 #include "error.h"
 #include "executor.h"
@@ -93,6 +94,17 @@ size_t h5zgpu_compress_bound(const h5zgpu_params *p)
         return 0;
     return hz_header_len(p->rank, p->has_fill ? HZ_FLAG_FILL : 0) +
            hz_count(p->rank, p->dims) * hz_esize(p->dtype);
+}
+
+h5zgpu_status h5zgpu_params_from_cd_values(size_t n, const unsigned *cd, h5zgpu_params *p,
+                                           int *big_endian)
+{
+    char why[HZF_WHY_LEN];
+    if (!cd || !p || !big_endian)
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "a pointer is NULL");
+    if (hzf_parse(n, cd, p, big_endian, why, sizeof why) < 0)
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "%s", why);
+    return H5ZGPU_OK;
 }
 
 /* Whether chunks of these parameters may hold the interpolation's values, which lie on a grid
@@ -369,32 +381,6 @@ h5zgpu_status h5zgpu_chunk_info(const void *in, size_t in_len, h5zgpu_info *info
     info->payload_len = h.payload_len;
     info->raw_len = hz_count(h.rank, h.dims) * hz_esize(h.dtype);
     return H5ZGPU_OK;
-}
-
-h5zgpu_status h5zgpu_compress_batch(const h5zgpu_params *p, size_t count, const void *const *in,
-                                    void *const *out, const size_t *out_cap, size_t *out_len,
-                                    const h5zgpu_exec *exec, size_t *done)
-{
-    size_t i = 0;
-    h5zgpu_status st = H5ZGPU_OK;
-    for (; i < count && st == H5ZGPU_OK; i++)
-        st = h5zgpu_compress(p, in[i], out[i], out_cap[i], &out_len[i], exec);
-    if (done)
-        *done = st == H5ZGPU_OK ? i : i - 1;
-    return st;
-}
-
-h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const size_t *in_len,
-                                      void *const *out, const size_t *out_cap, size_t *out_len,
-                                      const h5zgpu_exec *exec, size_t *done)
-{
-    size_t i = 0;
-    h5zgpu_status st = H5ZGPU_OK;
-    for (; i < count && st == H5ZGPU_OK; i++)
-        st = h5zgpu_decompress(in[i], in_len[i], out[i], out_cap[i], &out_len[i], exec);
-    if (done)
-        *done = st == H5ZGPU_OK ? i : i - 1;
-    return st;
 }
 
 #ifdef H5ZGPU_HAVE_CUDA

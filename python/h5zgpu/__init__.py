@@ -8,7 +8,8 @@
 
 The filter's parameters (cd_values) are four unsigned 32-bit integers: codec, error mode, and the
 error bound as the low and high 32-bit words of its IEEE-754 binary64 pattern (docs/USAGE.md).
-Pure Python: nothing here needs the plugin except register() and plugin_dir().
+Pure Python: nothing here needs the plugin except register() and plugin_dir(); write() and
+read() (h5zgpu.bulk) call the codec library, libh5zgpu.so, through ctypes.
 """
 import math
 import numbers
@@ -18,7 +19,7 @@ import sys
 
 __version__ = "0.1.0"
 __all__ = ["FILTER_ID", "FILTER_NAME", "CODECS", "MODES", "filter", "cd_values", "eb_to_words",
-           "eb_from_words", "plugin_dir", "register"]
+           "eb_from_words", "plugin_dir", "register", "write", "read"]
 
 FILTER_ID = 33900
 FILTER_NAME = "h5zgpu"
@@ -189,3 +190,18 @@ def register():
     if d not in known:
         h5py.h5pl.append(d.encode())
     return d
+
+
+def write(dset, data, selection=None):
+    """Writes data (NumPy, or a GPU array with CuPy) into dset[selection] with batched
+    compression and direct chunk writes: the filter's bytes, faster (h5zgpu.bulk)."""
+    from .bulk import write as _write
+
+    return _write(dset, data, selection)
+
+
+def read(dset, selection=None, out=None):
+    """dset[selection] through direct chunk reads and batched decompression (h5zgpu.bulk)."""
+    from .bulk import read as _read
+
+    return _read(dset, selection, out)

@@ -1,7 +1,8 @@
 /* The filter's cd_values (docs/FILTER.md): the user's part (codec, mode, bound, optional flags,
  * missing value and radius) and the part set_local appends (layout version, element type, byte
- * order, the codec's fill value, chunk shape). Pure C: no HDF5 call, so the layout is testable
- * on its own. */
+ * order, the codec's fill value, chunk shape). Pure C, no HDF5 call: it lives in the codec
+ * library so that writers of finished chunks (H5Dwrite_chunk, h5zgpu_params_from_cd_values)
+ * apply exactly the filter's parameters. */
 #ifndef H5ZGPU_FILTER_CD_VALUES_H
 #define H5ZGPU_FILTER_CD_VALUES_H
 

@@ -1,0 +1,120 @@
+/* Many chunks in one call. On the GPU the chunks run on up to HZ_BATCH_STREAMS threads at once,
+ * each call with its own workspace and stream (cuda/backend/workspace.cu), so that one chunk's
+ * copies, kernels and synchronisations overlap the others'; on the CPU one after another, each
+ * spread over the cores. Either way the bytes are those of one call a chunk. */
+#include "h5zgpu.h"
+
+#include "error.h"
+#include "executor.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Chunks in flight on the GPU: enough to hide a chunk's synchronisations behind the others'
+ * kernels, few enough that the workspaces stay small. */
+#define HZ_BATCH_STREAMS 8
+
+typedef struct batch {
+    size_t count;
+    size_t next;               /* the next chunk to take (atomic) */
+    int stop;                  /* a chunk failed: take no more (atomic) */
+    h5zgpu_status *st;         /* each chunk's status */
+    const h5zgpu_params *p;    /* compression; NULL: decompression */
+    const void *const *in;
+    const size_t *in_len;
+    void *const *out;
+    const size_t *out_cap;
+    size_t *out_len;
+    const h5zgpu_exec *exec;
+    pthread_mutex_t lock;      /* guards the first failure's message */
+    size_t failed;             /* the lowest failing chunk so far (count: none) */
+    char why[512];             /* its message (h5zgpu_last_error is the failing thread's) */
+} batch;
+
+static void run_one(batch *b, size_t i)
+{
+    b->st[i] = b->p ? h5zgpu_compress(b->p, b->in[i], b->out[i], b->out_cap[i], &b->out_len[i],
+                                      b->exec)
+                    : h5zgpu_decompress(b->in[i], b->in_len[i], b->out[i], b->out_cap[i],
+                                        &b->out_len[i], b->exec);
+    if (b->st[i] != H5ZGPU_OK) {
+        __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
+        pthread_mutex_lock(&b->lock);
+        if (i < b->failed) {
+            b->failed = i;
+            snprintf(b->why, sizeof b->why, "%s", h5zgpu_last_error());
+        }
+        pthread_mutex_unlock(&b->lock);
+    }
+}
+
+static void *worker(void *arg)
+{
+    batch *b = arg;
+    for (;;) {
+        const size_t i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
+        if (i >= b->count || __atomic_load_n(&b->stop, __ATOMIC_RELAXED))
+            return NULL;
+        run_one(b, i);
+    }
+}
+
+/* Runs the batch and reports the first failure in chunk order; *done: the chunks before it. */
+static h5zgpu_status run(batch *b, size_t *done)
+{
+    hz_target t;
+    h5zgpu_status st = hz_resolve(b->exec, &t);
+    if (st != H5ZGPU_OK)
+        return st;
+    if (!(b->st = malloc((b->count ? b->count : 1) * sizeof *b->st)))
+        return hz_fail(H5ZGPU_E_NOMEM, "no host memory for a batch of %zu chunks", b->count);
+    for (size_t i = 0; i < b->count; i++)
+        b->st[i] = H5ZGPU_E_INVALID_ARG;   /* not run: after a failure */
+    pthread_t tid[HZ_BATCH_STREAMS];
+    unsigned nt = 0;
+    const size_t want = t.gpu ? (b->count < HZ_BATCH_STREAMS ? b->count : HZ_BATCH_STREAMS) : 0;
+    while (nt + 1 < want && pthread_create(&tid[nt], NULL, worker, b) == 0)
+        nt++;
+    worker(b);   /* the caller's thread is one of them */
+    for (unsigned k = 0; k < nt; k++)
+        pthread_join(tid[k], NULL);
+    size_t i = 0;
+    while (i < b->count && b->st[i] == H5ZGPU_OK)
+        i++;
+    st = i < b->count ? b->st[i] : H5ZGPU_OK;
+    free(b->st);
+    if (st != H5ZGPU_OK)
+        hz_fail(st, "chunk %zu of the batch: %s", i, b->why);
+    if (done)
+        *done = i;
+    return st;
+}
+
+h5zgpu_status h5zgpu_compress_batch(const h5zgpu_params *p, size_t count, const void *const *in,
+                                    void *const *out, const size_t *out_cap, size_t *out_len,
+                                    const h5zgpu_exec *exec, size_t *done)
+{
+    if (done)
+        *done = 0;
+    if (count && (!p || !in || !out || !out_cap || !out_len))
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "a batch pointer is NULL");
+    batch b = {.count = count, .p = p, .in = in, .out = out, .out_cap = out_cap,
+               .out_len = out_len, .exec = exec, .lock = PTHREAD_MUTEX_INITIALIZER,
+               .failed = count};
+    return run(&b, done);
+}
+
+h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const size_t *in_len,
+                                      void *const *out, const size_t *out_cap, size_t *out_len,
+                                      const h5zgpu_exec *exec, size_t *done)
+{
+    if (done)
+        *done = 0;
+    if (count && (!in || !in_len || !out || !out_cap || !out_len))
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "a batch pointer is NULL");
+    batch b = {.count = count, .in = in, .in_len = in_len, .out = out, .out_cap = out_cap,
+               .out_len = out_len, .exec = exec, .lock = PTHREAD_MUTEX_INITIALIZER,
+               .failed = count};
+    return run(&b, done);
+}

@@ -1,0 +1,307 @@
+"""Whole-dataset writes and reads that bypass HDF5's one-chunk-at-a-time filter pipeline.
+
+`write(dset, data, selection)` compresses every chunk the selection covers through the codec
+library (libh5zgpu.so, batches of chunks, several in flight on the GPU) and stores the finished
+chunks with HDF5's direct chunk write; `read` reads them back with direct chunk reads and batched
+decompression. The chunks are byte for byte those the filter would write for the same values
+(edge chunks padded with the codec's fill value, as HDF5 pads them), so any reader with the plugin
+reads the file. data may be a NumPy array or a GPU array (`__cuda_array_interface__`, with CuPy
+installed): then chunks are cut and compressed on the GPU and only compressed bytes cross PCIe.
+
+The dataset must be chunked with filter 33900 as its only filter (other filters would have to
+run on the chunks too: write through h5py then).
+"""
+import ctypes
+import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+FILTER_ID = 33900
+MAX_RANK = 32
+BATCH = 64     # chunks a batch: compressed together while the previous batch is written
+CUTTERS = 8    # threads that cut a batch's chunks out of the array (NumPy copies drop the GIL)
+_LIB_FILE = "libh5zgpu.so"
+
+
+class _Params(ctypes.Structure):
+    """h5zgpu_params (codec/include/h5zgpu.h)."""
+    _fields_ = [("codec", ctypes.c_int), ("mode", ctypes.c_int), ("eb", ctypes.c_double),
+                ("dtype", ctypes.c_int), ("rank", ctypes.c_uint),
+                ("dims", ctypes.c_uint64 * MAX_RANK), ("has_fill", ctypes.c_int),
+                ("fill", ctypes.c_double), ("radius", ctypes.c_uint)]
+
+
+_lib = None
+
+
+def library_path():
+    """libh5zgpu.so: $H5ZGPU_LIB, else near the plugin's directory (build/lib beside a build's
+    plugin/; PREFIX/lib for PREFIX/lib/hdf5/plugin and for /usr/local/hdf5/lib/plugin), else
+    the system's search path."""
+    from . import plugin_dir
+
+    explicit = os.environ.get("H5ZGPU_LIB")
+    if explicit:
+        return explicit
+    try:
+        d = plugin_dir()
+    except FileNotFoundError:
+        return _LIB_FILE
+    for up in (("..", "lib"), ("..", ".."), ("..", "..", "..", "lib")):
+        cand = os.path.join(d, *up, _LIB_FILE)
+        if os.path.isfile(cand):
+            return os.path.normpath(cand)
+    return _LIB_FILE
+
+
+def _load():
+    global _lib
+    if _lib is None:
+        lib = ctypes.CDLL(library_path())
+        P = ctypes.POINTER
+        vpp, szp = P(ctypes.c_void_p), P(ctypes.c_size_t)
+        lib.h5zgpu_params_from_cd_values.argtypes = [ctypes.c_size_t, P(ctypes.c_uint),
+                                                     P(_Params), P(ctypes.c_int)]
+        lib.h5zgpu_compress_bound.argtypes = [P(_Params)]
+        lib.h5zgpu_compress_bound.restype = ctypes.c_size_t
+        lib.h5zgpu_compress_batch.argtypes = [P(_Params), ctypes.c_size_t, vpp, vpp, szp, szp,
+                                              ctypes.c_void_p, szp]
+        lib.h5zgpu_decompress_batch.argtypes = [ctypes.c_size_t, vpp, szp, vpp, szp, szp,
+                                                ctypes.c_void_p, szp]
+        lib.h5zgpu_compress_device.argtypes = [P(_Params), ctypes.c_void_p, ctypes.c_void_p,
+                                               ctypes.c_size_t, szp, ctypes.c_int,
+                                               ctypes.c_void_p]
+        lib.h5zgpu_decompress_device.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                                                 ctypes.c_void_p, ctypes.c_size_t, szp,
+                                                 ctypes.c_int, ctypes.c_void_p]
+        lib.h5zgpu_last_error.restype = ctypes.c_char_p
+        lib.h5zgpu_status_string.restype = ctypes.c_char_p
+        _lib = lib
+    return _lib
+
+
+def _check(st, what):
+    if st != 0:
+        lib = _load()
+        raise OSError(f"h5zgpu: {what} failed ({lib.h5zgpu_status_string(st).decode()}): "
+                      f"{lib.h5zgpu_last_error().decode()}")
+
+
+class _Layout:
+    """What the filter applies to dset's chunks: the parameters from its stored cd_values."""
+
+    def __init__(self, dset):
+        if dset.chunks is None:
+            raise ValueError("h5zgpu: the dataset is not chunked")
+        dcpl = dset.id.get_create_plist()
+        filters = [dcpl.get_filter(i) for i in range(dcpl.get_nfilters())]
+        if [f[0] for f in filters] != [FILTER_ID]:
+            raise ValueError(f"h5zgpu: the dataset's filters are {[f[0] for f in filters]}; "
+                             "write and read need filter 33900 alone (write through h5py "
+                             "otherwise)")
+        cd = filters[0][2]
+        self.params = _Params()
+        big = ctypes.c_int()
+        arr = (ctypes.c_uint * len(cd))(*cd)
+        _check(_load().h5zgpu_params_from_cd_values(len(cd), arr, ctypes.byref(self.params),
+                                                    ctypes.byref(big)),
+               "reading the dataset's cd_values")
+        self.chunks = tuple(int(c) for c in dset.chunks)
+        if tuple(self.params.dims[:self.params.rank]) != self.chunks:
+            raise ValueError("h5zgpu: the dataset's cd_values do not match its chunk shape")
+        self.dtype = np.dtype(np.float32 if self.params.dtype == 1 else np.float64)
+        self.fill = self.dtype.type(self.params.fill if self.params.has_fill else 0.0)
+        self.cap = _load().h5zgpu_compress_bound(ctypes.byref(self.params))
+
+
+def _selection(dset, selection):
+    """(start, stop) per axis of a selection of slices with step 1 (None: the whole dataset)."""
+    shape = dset.shape
+    if selection is None:
+        return tuple(0 for _ in shape), tuple(shape)
+    if not isinstance(selection, tuple):
+        selection = (selection,)
+    if len(selection) != len(shape):
+        raise ValueError(f"h5zgpu: selection {selection!r} has {len(selection)} axes, the "
+                         f"dataset {len(shape)}")
+    start, stop = [], []
+    for s, n in zip(selection, shape):
+        if not isinstance(s, slice):
+            raise ValueError("h5zgpu: a selection is a tuple of slices with step 1")
+        a, b, step = s.indices(n)
+        if step != 1 or b < a:
+            raise ValueError("h5zgpu: a selection is a tuple of slices with step 1")
+        start.append(a)
+        stop.append(b)
+    return tuple(start), tuple(stop)
+
+
+def _chunks_of(layout, shape, start, stop):
+    """Chunk origins covering the box [start, stop)."""
+    ranges = [range(a - a % c, b, c) for a, b, c in zip(start, stop, layout.chunks)]
+    if any(len(r) == 0 for r in ranges):
+        return []
+    return list(itertools.product(*ranges))
+
+
+def _parts(origin, chunks, shape, start, stop):
+    """For one chunk: the slices of its in-extent part (chunk coordinates), of the selection's
+    part inside it (chunk coordinates and selection coordinates), and whether that covers the
+    in-extent part whole."""
+    inside, own, sel = [], [], []
+    whole = True
+    for o, c, n, a, b in zip(origin, chunks, shape, start, stop):
+        e = min(o + c, n)
+        lo, hi = max(o, a), min(e, b)
+        inside.append(slice(0, e - o))
+        own.append(slice(lo - o, hi - o))
+        sel.append(slice(lo - a, hi - a))
+        whole = whole and lo == o and hi == e
+    return tuple(inside), tuple(own), tuple(sel), whole
+
+
+def _stored(dset, origin):
+    """The stored bytes of the chunk at origin, or None when it has none yet."""
+    info = dset.id.get_chunk_info_by_coord(origin)
+    if info.byte_offset is None:
+        return None
+    mask, data = dset.id.read_direct_chunk(origin)
+    if mask != 0:
+        raise OSError(f"h5zgpu: the chunk at {origin} was stored without the filter "
+                      f"(filter mask {mask})")
+    return data
+
+
+def _decompress(layout, blobs):
+    """Chunk arrays from compressed chunks (batched)."""
+    lib = _load()
+    n = len(blobs)
+    outs = [np.empty(layout.chunks, dtype=layout.dtype) for _ in range(n)]
+    keep = [ctypes.create_string_buffer(b, len(b)) for b in blobs]
+    ins = (ctypes.c_void_p * n)(*[ctypes.addressof(k) for k in keep])
+    in_len = (ctypes.c_size_t * n)(*[len(b) for b in blobs])
+    out_p = (ctypes.c_void_p * n)(*[o.ctypes.data for o in outs])
+    cap = (ctypes.c_size_t * n)(*[o.nbytes for o in outs])
+    out_len = (ctypes.c_size_t * n)()
+    done = ctypes.c_size_t()
+    _check(lib.h5zgpu_decompress_batch(n, ins, in_len, out_p, cap, out_len, None,
+                                       ctypes.byref(done)), "decompressing chunks")
+    return outs
+
+
+def _compress(layout, arrays, space):
+    """Compressed bytes of chunk arrays (batched; the library releases the GIL), made in space
+    (a uint8 array of at least len(arrays) x layout.cap bytes)."""
+    lib = _load()
+    n = len(arrays)
+    ins = (ctypes.c_void_p * n)(*[a.ctypes.data for a in arrays])
+    out_p = (ctypes.c_void_p * n)(*[space.ctypes.data + i * layout.cap for i in range(n)])
+    cap = (ctypes.c_size_t * n)(*([layout.cap] * n))
+    out_len = (ctypes.c_size_t * n)()
+    done = ctypes.c_size_t()
+    _check(lib.h5zgpu_compress_batch(ctypes.byref(layout.params), n, ins, out_p, cap, out_len,
+                                     None, ctypes.byref(done)), "compressing chunks")
+    return [space[i * layout.cap:i * layout.cap + out_len[i]].tobytes() for i in range(n)]
+
+
+def _is_gpu_array(a):
+    return hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray)
+
+
+def write(dset, data, selection=None):
+    """Writes data into dset[selection] (slices with step 1; None: the whole dataset), every
+    chunk compressed as the filter would and stored with a direct chunk write. Chunks the
+    selection covers in part keep their other values (read and decompressed first)."""
+    layout = _Layout(dset)
+    start, stop = _selection(dset, selection)
+    want = tuple(b - a for a, b in zip(start, stop))
+    if tuple(data.shape) != want:
+        raise ValueError(f"h5zgpu: data of shape {tuple(data.shape)} for a selection of "
+                         f"shape {want}")
+    if _is_gpu_array(data):
+        return _write_gpu(dset, layout, data, start, stop)
+    data = np.asarray(data)
+    origins = _chunks_of(layout, dset.shape, start, stop)
+    full_chunk = np.prod(layout.chunks)
+
+    def cut_one(o):
+        """The chunk at o as the filter gets it: the selection's values, the rest kept (read
+        back) or the fill value; a chunk the selection covers whole is one copy."""
+        inside, own, sel, whole = _parts(o, layout.chunks, dset.shape, start, stop)
+        if whole and np.prod([s.stop for s in inside]) == full_chunk:
+            return np.ascontiguousarray(data[sel], dtype=layout.dtype)
+        old = None if whole else _stored(dset, o)
+        a = (_decompress(layout, [old])[0] if old is not None
+             else np.full(layout.chunks, layout.fill, dtype=layout.dtype))
+        a[own] = data[sel]
+        return a
+
+    # the compressed bytes leave it as bytes objects: one batch at a time uses it
+    space = np.empty(BATCH * layout.cap, dtype=np.uint8)
+
+    def encode(batch, cutters):
+        return _compress(layout, list(cutters.map(cut_one, batch)), space)
+
+    batches = [origins[i:i + BATCH] for i in range(0, len(origins), BATCH)]
+    with ThreadPoolExecutor(max_workers=1) as pool, \
+            ThreadPoolExecutor(max_workers=CUTTERS) as cutters:
+        pending = pool.submit(encode, batches[0], cutters) if batches else None
+        for i, batch in enumerate(batches):
+            blobs = pending.result()
+            if i + 1 < len(batches):
+                pending = pool.submit(encode, batches[i + 1], cutters)
+            for o, b in zip(batch, blobs):
+                dset.id.write_direct_chunk(o, b, 0)
+
+
+def read(dset, selection=None, out=None):
+    """dset[selection] (slices with step 1; None: the whole dataset) through direct chunk reads
+    and batched decompression, into out when given (NumPy array of the selection's shape)."""
+    layout = _Layout(dset)
+    start, stop = _selection(dset, selection)
+    want = tuple(b - a for a, b in zip(start, stop))
+    if out is None:
+        out = np.empty(want, dtype=layout.dtype)
+    elif tuple(out.shape) != want:
+        raise ValueError(f"h5zgpu: out of shape {tuple(out.shape)} for a selection of shape "
+                         f"{want}")
+    origins = _chunks_of(layout, dset.shape, start, stop)
+    for i in range(0, len(origins), BATCH):
+        batch = origins[i:i + BATCH]
+        stored = [(o, _stored(dset, o)) for o in batch]
+        blobs = [b for _, b in stored if b is not None]
+        arrays = iter(_decompress(layout, blobs) if blobs else [])
+        for o, b in stored:
+            a = next(arrays) if b is not None else None
+            _, own, sel, _ = _parts(o, layout.chunks, dset.shape, start, stop)
+            out[sel] = a[own] if a is not None else layout.fill
+    return out
+
+
+def _write_gpu(dset, layout, data, start, stop):
+    """write() of a GPU array: each chunk cut, padded and compressed on the GPU (the device API),
+    and only its compressed bytes copied to the host."""
+    import cupy as cp
+
+    lib = _load()
+    data = cp.asarray(data)
+    dev = data.device.id
+    out = cp.empty(layout.cap, dtype=cp.uint8)
+    length = ctypes.c_size_t()
+    stream = cp.cuda.get_current_stream().ptr
+    for o in _chunks_of(layout, dset.shape, start, stop):
+        inside, own, sel, whole = _parts(o, layout.chunks, dset.shape, start, stop)
+        a = cp.full(layout.chunks, layout.fill, dtype=layout.dtype)
+        if not whole:
+            old = _stored(dset, o)
+            if old is not None:
+                a = cp.asarray(_decompress(layout, [old])[0])
+        a[own] = data[sel]
+        a = cp.ascontiguousarray(a)
+        _check(lib.h5zgpu_compress_device(ctypes.byref(layout.params), a.data.ptr, out.data.ptr,
+                                          layout.cap, ctypes.byref(length), dev, stream),
+               "compressing a chunk on the GPU")
+        dset.id.write_direct_chunk(o, out[:length.value].get().tobytes(), 0)
+
