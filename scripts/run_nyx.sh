@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The main job: build h5zgpu, generate the six Nyx-like fields (bench/gen_nyx_like.py), write them
-# through h5py with filter 33900 into one HDF5 file, read them back, and print per field the
-# ratio, write/read throughput and the largest error against the bound, and where it ran.
+# with filter 33900 into one HDF5 file (the Huffman codec, the densest, through h5zgpu.write: the
+# fastest path), read them back, and print per field the ratio, write/read throughput and the
+# largest error against the bound, and where it ran; then the same written uncompressed.
 #
-# usage: bash scripts/run_nyx.sh [N] [--codec fixed] [--mode rel] [--eb 1e-3] [--chunk 64]
+# usage: bash scripts/run_nyx.sh [N] [--codec huffman] [--mode rel] [--eb 1e-3] [--chunk 64]
+#                                [--path bulk|filter]
 #   N defaults to 512 where a GPU is usable, else 128. Build directory: build/, or $BUILD.
 #   H5ZGPU_DEVICE=auto|cpu|gpu|gpu:N picks the executor; PYTHON picks the interpreter (one with
 #   h5py and numpy; default Debian's /usr/bin/python3).
