@@ -127,7 +127,8 @@ def main():
               f"{args.executor}")
     total = sum(a.nbytes for a in data.values())
     print(f"{'all six':<21}{total / sum(stored.values()):>9.2f}"
-          f"{total / sum(write_s.values()) / 1e6:>12.1f}{total / sum(read_s.values()) / 1e6:>11.1f}")
+          f"{total / sum(write_s.values()) / 1e6:>12.1f}"
+          f"{total / sum(read_s.values()) / 1e6:>11.1f}")
     print(f"{'all six uncompressed':<21}{total / sum(base_stored.values()):>9.2f}"
           f"{total / sum(base_w.values()) / 1e6:>12.1f}{total / sum(base_r.values()) / 1e6:>11.1f}"
           "  (the baseline: the same chunks, no filter)")

@@ -23,26 +23,17 @@ h5zgpu_status hzc_fixed_encode(const fl_geom *g, const hzc_encode_args *a, hzc_e
     qz_quant Q;
     const void *d_in;
     uint8_t *dst;
-    const uint64_t n = g->nz * g->ny * g->nx, raw = n * (a->is_f32 ? 4u : 8u);
+    const uint64_t n = g->nz * g->ny * g->nx;
     uint64_t tables, paycap;
     uint8_t *out = a->out;
     h5zgpu_status st = check_tiles(g);
     r->held_fill = 0;
     if (st != H5ZGPU_OK)
         return st;
-    if ((st = hzc_call_begin(&c, a->device, a->stream)) != H5ZGPU_OK)
+    if ((st = hzc_begin_encode(&c, a, n, &d_in, &Q, r, &out)) != H5ZGPU_OK)
         goto done;
     hzc_ws *w;
     w = c.ws;
-    if ((st = hzc_stage_in(&c, a->in, a->in_dev, raw, &d_in)) != H5ZGPU_OK ||
-        (st = hzc_quant_on_device(&c, d_in, n, a, &Q)) !=
-            H5ZGPU_OK)
-        goto done;
-    r->held_fill = Q.has_fill;
-    if (a->quant)
-        *a->quant = Q;
-    if (Q.has_fill)
-        out += a->fill_shift;
     tables = fl_tables_size(g, Q.has_fill);
     paycap = a->cap > tables ? a->cap - tables : 0;
 

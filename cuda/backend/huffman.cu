@@ -58,20 +58,10 @@ h5zgpu_status hzc_huff_encode(const hf_geom *g, const hzc_encode_args *a, hzc_en
     uint64_t rec_bytes, sub_bytes;
     uint8_t *out = a->out;
     h5zgpu_status st;
-    r->held_fill = 0;
-    if ((st = hzc_call_begin(&c, a->device, a->stream)) != H5ZGPU_OK)
+    if ((st = hzc_begin_encode(&c, a, g->n, &d_in, &Q, r, &out)) != H5ZGPU_OK)
         goto done;
     hzc_ws *w;
     w = c.ws;
-    if ((st = hzc_stage_in(&c, a->in, a->in_dev, g->n * esize, &d_in)) != H5ZGPU_OK ||
-        (st = hzc_quant_on_device(&c, d_in, g->n, a, &Q)) !=
-            H5ZGPU_OK)
-        goto done;
-    r->held_fill = Q.has_fill;
-    if (a->quant)
-        *a->quant = Q;
-    if (Q.has_fill)
-        out += a->fill_shift;
 
     /* outliers and verbatim values beyond what cap could hold are not kept */
     b.kmax_out = a->cap / 8;

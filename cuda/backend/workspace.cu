@@ -314,8 +314,10 @@ done:
     return st;
 }
 
-h5zgpu_status hzc_quant_on_device(hzc_call *c, const void *d_in, uint64_t n,
-                                  const hzc_encode_args *a, qz_quant *Q)
+/* The statistics pass on the device, then the quantiser on the host from its results
+ * (qz_init, keep, and the fill value when the chunk holds fill elements). */
+static h5zgpu_status quant_on_device(hzc_call *c, const void *d_in, uint64_t n,
+                                     const hzc_encode_args *a, qz_quant *Q)
 {
     h5zgpu_status st = H5ZGPU_OK;
     hzc_ws *w = c->ws;
@@ -396,4 +398,24 @@ h5zgpu_status hzc_payload_sum(hzc_call *c, const void *d_in, uint64_t len, uint6
        "launch of the checksum kernel");
 done:
     return st;
+}
+
+h5zgpu_status hzc_begin_encode(hzc_call *c, const hzc_encode_args *a, uint64_t n,
+                               const void **d_in, qz_quant *Q, hzc_encode_result *r,
+                               uint8_t **out)
+{
+    h5zgpu_status st;
+    r->held_fill = 0;
+    *out = a->out;
+    if ((st = hzc_call_begin(c, a->device, a->stream)) != H5ZGPU_OK ||
+        (st = hzc_stage_in(c, a->in, a->in_dev, n * (a->is_f32 ? 4u : 8u), d_in)) !=
+            H5ZGPU_OK ||
+        (st = quant_on_device(c, *d_in, n, a, Q)) != H5ZGPU_OK)
+        return st;
+    r->held_fill = Q->has_fill;
+    if (a->quant)
+        *a->quant = *Q;
+    if (Q->has_fill)
+        *out += a->fill_shift;
+    return H5ZGPU_OK;
 }

@@ -68,10 +68,13 @@ h5zgpu_status hzc_stage_in(hzc_call *c, const void *in, int in_dev, uint64_t n, 
 /* Reads back the call's counters and waits for its work: where kernel failures show. */
 h5zgpu_status hzc_sync_scalars(hzc_call *c);
 
-/* The statistics pass on the device, then the quantiser on the host from its results
- * (qz_init, keep, and the fill value when the chunk holds fill elements). */
-h5zgpu_status hzc_quant_on_device(hzc_call *c, const void *d_in, uint64_t n,
-                                  const hzc_encode_args *a, qz_quant *Q);
+/* The start of an encoding of n values: the call (hzc_call_begin; the caller ends it), the
+ * values on the device (*d_in), the quantiser from their statistics (*Q, and a->quant for
+ * tests), r->held_fill, and *out = a->out, moved past the fill value's room when the chunk holds
+ * fill elements. */
+h5zgpu_status hzc_begin_encode(hzc_call *c, const hzc_encode_args *a, uint64_t n,
+                               const void **d_in, qz_quant *Q, hzc_encode_result *r,
+                               uint8_t **out);
 
 /* Zeroes the call's counters and launches the checksum pass over the payload at d_in
  * (hzc_launch_checksum, with its popcount of npop words from pop_word). */
