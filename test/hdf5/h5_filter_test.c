@@ -8,13 +8,14 @@
  *   h5_filter_test eb-words EB        the two cd_values words of EB */
 #include "../util.h"
 
+#include "hdf5_util.h"
+
 #include <hdf5.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_RANK 3
-#define STACK_LEN 4096
 
 typedef struct dset_case {
     const char *name;
@@ -62,22 +63,6 @@ static hsize_t count_of(unsigned rank, const hsize_t *dims)
     return n;
 }
 
-/* What HDF5 left on its error stack, as one string. */
-static herr_t collect(unsigned n, const H5E_error2_t *e, void *data)
-{
-    (void)n;
-    char *buf = data;
-    size_t used = strlen(buf);
-    snprintf(buf + used, STACK_LEN - used, "%s | ", e->desc ? e->desc : "");
-    return 0;
-}
-
-static void error_stack(char *buf)
-{
-    buf[0] = 0;
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, buf);
-}
-
 static hid_t make_dcpl(unsigned rank, const hsize_t *chunk, unsigned flags, size_t n,
                        const unsigned *cd)
 {
@@ -85,13 +70,6 @@ static hid_t make_dcpl(unsigned rank, const hsize_t *chunk, unsigned flags, size
     H5Pset_chunk(dcpl, (int)rank, chunk);
     H5Pset_filter(dcpl, H5ZGPU_FILTER_ID, flags, n, cd);
     return dcpl;
-}
-
-static void user_cd(unsigned *cd, unsigned codec, h5zgpu_mode mode, double eb)
-{
-    cd[0] = codec;
-    cd[1] = (unsigned)mode;
-    h5zgpu_eb_to_words(eb, &cd[2], &cd[3]);
 }
 
 /* REL bounds are per chunk: eb x the range of the chunk's finite values, where a partial edge
@@ -185,7 +163,7 @@ static void roundtrip_one(hid_t file, const dset_case *c)
     if (H5Tget_size(*c->file_type) == 4)
         for (size_t i = 0; i < n; i++)
             want[i] = (float)want[i];
-    user_cd(cd, c->codec, c->mode, c->eb);
+    ht_user_cd(cd, c->codec, c->mode, c->eb);
     hid_t space = H5Screate_simple((int)c->rank, c->dims, NULL);
     hid_t dcpl = make_dcpl(c->rank, c->chunk, H5Z_FLAG_MANDATORY, 4, cd);
     hid_t dset = H5Dcreate2(file, c->name, *c->file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
@@ -256,18 +234,18 @@ static const struct {
 
 static int errors(void)
 {
-    char stack[STACK_LEN];
+    char stack[HT_STACK_LEN];
     hsize_t dims[1] = {100}, chunk[1] = {50};
     hid_t file = H5Fcreate("errors.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     hid_t space = H5Screate_simple(1, dims, NULL);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         unsigned cd[4];
-        user_cd(cd, refused[i].codec, refused[i].mode, refused[i].eb);
+        ht_user_cd(cd, refused[i].codec, refused[i].mode, refused[i].eb);
         hid_t dcpl = make_dcpl(1, chunk, refused[i].flags, refused[i].ncd, cd);
         hid_t type = refused[i].integer ? H5T_NATIVE_INT32 : H5T_NATIVE_FLOAT;
         hid_t dset = H5Dcreate2(file, "x", type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-        error_stack(stack);
+        ht_error_stack(stack);
         tu_expect(dset < 0 && strstr(stack, refused[i].says) != NULL,
                   "%s: H5Dcreate %s; error stack: %s", refused[i].what,
                   dset < 0 ? "failed without the expected message" : "succeeded", stack);
@@ -293,9 +271,9 @@ static int corrupt(const char *path)
     hsize_t dims[1] = {N}, chunk[1] = {CHUNK}, offset[1], size;
     haddr_t addr;
     unsigned cd[4], mask;
-    char stack[STACK_LEN];
+    char stack[HT_STACK_LEN];
     tu_fill(H5ZGPU_FLOAT32, N, TU_SMOOTH, 1, want);
-    user_cd(cd, H5ZGPU_CODEC_FIXED, H5ZGPU_MODE_ABS, 1e-3);
+    ht_user_cd(cd, H5ZGPU_CODEC_FIXED, H5ZGPU_MODE_ABS, 1e-3);
     hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     hid_t space = H5Screate_simple(1, dims, NULL);
     hid_t dcpl = make_dcpl(1, chunk, H5Z_FLAG_MANDATORY, 4, cd);
@@ -321,7 +299,7 @@ static int corrupt(const char *path)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     dset = open_dataset(path, &file);
     herr_t r = H5Dread(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, got);
-    error_stack(stack);
+    ht_error_stack(stack);
     tu_expect(r < 0 && strstr(stack, "h5zgpu: cannot decompress a chunk (corrupt chunk)"),
               "reading the damaged chunk: H5Dread %s; error stack: %s",
               r < 0 ? "failed without our message" : "succeeded", stack);
@@ -395,7 +373,7 @@ static void missing_one(hid_t file, size_t k)
         if (is_missing(i, missing_cases[k].percent))
             want[i] = miss, nmiss++;
     }
-    user_cd(cd, missing_cases[k].codec, H5ZGPU_MODE_ABS, MISS_EB);
+    ht_user_cd(cd, missing_cases[k].codec, H5ZGPU_MODE_ABS, MISS_EB);
     cd[4] = 1;
     h5zgpu_eb_to_words(miss, &cd[5], &cd[6]);
     hid_t space = H5Screate_simple(1, dims, NULL);
@@ -475,7 +453,7 @@ static const struct {
 
 static int missing(void)
 {
-    char stack[STACK_LEN];
+    char stack[HT_STACK_LEN];
     hid_t file = H5Fcreate("missing.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     for (size_t k = 0; k < sizeof missing_cases / sizeof missing_cases[0]; k++)
         missing_one(file, k);
@@ -484,7 +462,7 @@ static int missing(void)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     for (size_t i = 0; i < sizeof missing_refused / sizeof missing_refused[0]; i++) {
         unsigned cd[8], at = 5;
-        user_cd(cd, H5ZGPU_CODEC_HUFFMAN, H5ZGPU_MODE_ABS, MISS_EB);
+        ht_user_cd(cd, H5ZGPU_CODEC_HUFFMAN, H5ZGPU_MODE_ABS, MISS_EB);
         cd[4] = missing_refused[i].flags;
         if (cd[4] & 1u) {
             h5zgpu_eb_to_words(missing_refused[i].missing, &cd[5], &cd[6]);
@@ -494,7 +472,7 @@ static int missing(void)
         hid_t dcpl = make_dcpl(1, chunk, H5Z_FLAG_OPTIONAL, missing_refused[i].ncd, cd);
         hid_t dset = H5Dcreate2(file, "refused", *missing_refused[i].file_type, space,
                                 H5P_DEFAULT, dcpl, H5P_DEFAULT);
-        error_stack(stack);
+        ht_error_stack(stack);
         tu_expect(dset < 0 && strstr(stack, missing_refused[i].says) != NULL,
                   "%s: H5Dcreate %s; error stack: %s", missing_refused[i].what,
                   dset < 0 ? "failed without the expected message" : "succeeded", stack);

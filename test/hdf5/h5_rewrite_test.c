@@ -13,6 +13,8 @@
  * PWREL (a stored value never moves). docs/FORMAT.md, "Rewrites". */
 #include "../util.h"
 
+#include "hdf5_util.h"
+
 #include <hdf5.h>
 #include <math.h>
 #include <stdint.h>
@@ -224,8 +226,8 @@ static void one(hid_t file, run *R, unsigned codec, size_t v)
 {
     static const hsize_t dims[3] = {NZ, NY, NX}, chunk[3] = {CZ, CY, CX};
     const char *name = "d";
-    unsigned cd[4] = {codec, (unsigned)R->mode, 0, 0};
-    h5zgpu_eb_to_words(EB, &cd[2], &cd[3]);
+    unsigned cd[4];
+    ht_user_cd(cd, codec, R->mode, EB);
     hid_t ftype = R->t == H5ZGPU_FLOAT32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
     hid_t space = H5Screate_simple(3, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 3, chunk);

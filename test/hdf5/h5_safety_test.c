@@ -11,34 +11,13 @@
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "../util.h"
 
+#include "hdf5_util.h"
+
 #include <hdf5.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define STACK_LEN 4096
-
-static herr_t collect(unsigned n, const H5E_error2_t *e, void *data)
-{
-    (void)n;
-    char *buf = data;
-    size_t used = strlen(buf);
-    snprintf(buf + used, STACK_LEN - used, "%s | ", e->desc ? e->desc : "");
-    return 0;
-}
-
-static void error_stack(char *buf)
-{
-    buf[0] = 0;
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, buf);
-}
-
-static void user_cd(unsigned cd[4], unsigned codec, h5zgpu_mode mode, double eb)
-{
-    cd[0] = codec;
-    cd[1] = (unsigned)mode;
-    h5zgpu_eb_to_words(eb, &cd[2], &cd[3]);
-}
 
 /* Closes a dataset and opens it again, so that a read decodes the stored chunks instead of
  * finding the written ones in HDF5's chunk cache. */
@@ -86,10 +65,10 @@ static int pipeline(void)
     enum { N = 3000, CHUNK = 1000 };
     static float want[N], got[N];
     hsize_t dims[1] = {N}, chunk[1] = {CHUNK};
-    char stack[STACK_LEN], why[256];
+    char stack[HT_STACK_LEN], why[256];
     unsigned cd[4];
     tu_fill(H5ZGPU_FLOAT32, N, TU_SMOOTH, 3, want);
-    user_cd(cd, H5ZGPU_CODEC_AUTO, H5ZGPU_MODE_ABS, 1e-3);
+    ht_user_cd(cd, H5ZGPU_CODEC_AUTO, H5ZGPU_MODE_ABS, 1e-3);
     hid_t file = H5Fcreate("pipeline.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     hid_t space = H5Screate_simple(1, dims, NULL);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -102,7 +81,7 @@ static int pipeline(void)
         if (pipelines[i].where == AFTER)
             add_other(dcpl, pipelines[i].which);
         hid_t dset = H5Dcreate2(file, "x", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-        error_stack(stack);
+        ht_error_stack(stack);
         if (pipelines[i].where == BEFORE) {
             tu_expect(dset < 0 && strstr(stack, "comes before h5zgpu in the dataset's pipeline"),
                       "%s: H5Dcreate %s; error stack: %s", pipelines[i].name,
@@ -168,11 +147,11 @@ static void fill_one(hid_t file, size_t k)
     hsize_t dims[2] = {FILL_NZ, FILL_NY}, chunk[2] = {FILL_CZ, FILL_CY};
     unsigned cd[7];
     float fv = (float)-1e34, zero = 0;
-    char stack[STACK_LEN];
+    char stack[HT_STACK_LEN];
     for (size_t z = 0; z < FILL_NZ; z++)
         for (size_t y = 0; y < FILL_NY; y++)
             want[z * FILL_NY + y] = (float)fill_field(z, y);
-    user_cd(cd, H5ZGPU_CODEC_AUTO, H5ZGPU_MODE_REL, FILL_EB);
+    ht_user_cd(cd, H5ZGPU_CODEC_AUTO, H5ZGPU_MODE_REL, FILL_EB);
     cd[4] = 1;
     h5zgpu_eb_to_words((double)fv, &cd[5], &cd[6]);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -188,7 +167,7 @@ static void fill_one(hid_t file, size_t k)
     hid_t space = H5Screate_simple(2, dims, NULL);
     hid_t dset = H5Dcreate2(file, fills[k].name, H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl,
                             H5P_DEFAULT);
-    error_stack(stack);
+    ht_error_stack(stack);
     if (fills[k].refused) {
         tu_expect(dset < 0 && strstr(stack, "differs from the dataset's fill value"),
                   "%s: H5Dcreate %s; error stack: %s", fills[k].name,
@@ -255,12 +234,12 @@ static void direct_one(hid_t file, const char *name, h5zgpu_dtype dtype, unsigne
     size_t n = (size_t)tu_count(&p), cap = h5zgpu_compress_bound(&p), len = 0;
     void *in = malloc(n * tu_esize(dtype)), *chunk = malloc(cap);
     static float got[CZ * CY];
-    char stack[STACK_LEN];
+    char stack[HT_STACK_LEN];
     tu_fill_shape(&p, TU_FIELD, 5, in);
     h5zgpu_status cs = h5zgpu_compress(&p, in, chunk, cap, &len, NULL);
     hsize_t dims[2] = {CZ, CY}, cch[2] = {CZ, CY}, off[2] = {0, 0};
     unsigned cd[4];
-    user_cd(cd, H5ZGPU_CODEC_FIXED, H5ZGPU_MODE_ABS, 1e-3);
+    ht_user_cd(cd, H5ZGPU_CODEC_FIXED, H5ZGPU_MODE_ABS, 1e-3);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 2, cch);
     H5Pset_filter(dcpl, H5ZGPU_FILTER_ID, H5Z_FLAG_MANDATORY, 4, cd);
@@ -269,7 +248,7 @@ static void direct_one(hid_t file, const char *name, h5zgpu_dtype dtype, unsigne
     herr_t w = cs == H5ZGPU_OK && dset >= 0 ? H5Dwrite_chunk(dset, H5P_DEFAULT, 0, off, len, chunk)
                                             : -1;
     herr_t r = w < 0 ? 0 : H5Dread(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, got);
-    error_stack(stack);
+    ht_error_stack(stack);
     tu_expect(w >= 0 && r < 0 && strstr(stack, says),
               "%s: H5Dwrite_chunk %s, H5Dread %s; error stack: %s", name,
               w >= 0 ? "ok" : "failed", r < 0 ? "failed" : "returned values", stack);
@@ -303,10 +282,10 @@ static int executor(void)
     enum { N = 2000, CHUNK = 500 };
     static float want[N];
     hsize_t dims[1] = {N}, chunk[1] = {CHUNK};
-    char stack[STACK_LEN];
+    char stack[HT_STACK_LEN];
     unsigned cd[4];
     tu_fill(H5ZGPU_FLOAT32, N, TU_SMOOTH, 9, want);
-    user_cd(cd, H5ZGPU_CODEC_AUTO, H5ZGPU_MODE_ABS, 1e-3);
+    ht_user_cd(cd, H5ZGPU_CODEC_AUTO, H5ZGPU_MODE_ABS, 1e-3);
     hid_t file = H5Fcreate("executor.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     hid_t space = H5Screate_simple(1, dims, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -317,7 +296,7 @@ static int executor(void)
 
     setenv("H5ZGPU_DEVICE", "bogus", 1);
     hid_t dset = H5Dcreate2(file, "bogus", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    error_stack(stack);
+    ht_error_stack(stack);
     tu_expect(dset < 0 && strstr(stack, "H5ZGPU_DEVICE='bogus' is not auto, cpu, gpu or gpu:N"),
               "H5ZGPU_DEVICE=bogus: H5Dcreate %s; error stack: %s",
               dset < 0 ? "failed without our message" : "succeeded", stack);
@@ -327,7 +306,7 @@ static int executor(void)
     if (!h5zgpu_gpu_available()) {
         setenv("H5ZGPU_DEVICE", "gpu", 1);
         dset = H5Dcreate2(file, "gpu", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-        error_stack(stack);
+        ht_error_stack(stack);
         tu_expect(dset < 0 && strstr(stack, "the GPU was required (H5ZGPU_DEVICE=gpu)"),
                   "H5ZGPU_DEVICE=gpu without a GPU: H5Dcreate %s; error stack: %s",
                   dset < 0 ? "failed without our message" : "succeeded", stack);
@@ -342,7 +321,7 @@ static int executor(void)
     herr_t w = dset < 0 ? 0 : H5Dwrite(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, want);
     if (w >= 0 && dset >= 0) /* a write held in the chunk cache fails when it is flushed */
         w = H5Dflush(dset);
-    error_stack(stack);
+    ht_error_stack(stack);
     tu_expect(dset >= 0 && w < 0 && strstr(stack, "h5zgpu: compression failed"),
               "a write under H5ZGPU_DEVICE=bogus %s; error stack: %s",
               w < 0 ? "failed without our message" : "stored the data", stack);
