@@ -1,0 +1,288 @@
+/* Whole-dataset I/O with host buffers. HDF5 is called from the calling thread only; a helper
+ * thread compresses (or decompresses) one batch with the batched codec API while the calling
+ * thread stores the batch before it (or reads the batch after it). */
+#include "host_io.h"
+
+#include "error.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct batch {
+    const ds_plan *pl;
+    const h5zgpu_exec *exec;
+    size_t first, count;         /* chunk indices first .. first+count-1 */
+    size_t size;                 /* chunks it has room for */
+    unsigned char *chunks;       /* size x chunk_bytes */
+    unsigned char *blobs;        /* writes: size x cap, compressed chunks */
+    void **blob_p;               /* reads: the stored bytes of each chunk (NULL: none) */
+    const void **in;
+    void **out;
+    size_t *in_len, *out_cap, *out_len;
+    void *block;                 /* reads: where the chunks' overlaps go */
+    h5zgpu_status st;
+    char msg[512];
+    pthread_t thread;
+    int running;
+} batch;
+
+static void batch_free(batch *b)
+{
+    if (b->blob_p)
+        for (size_t i = 0; i < b->size; i++)
+            free(b->blob_p[i]);
+    free(b->chunks);
+    free(b->blobs);
+    free(b->blob_p);
+    free(b->in);
+    free(b->out);
+    free(b->in_len);
+    free(b->out_cap);
+    free(b->out_len);
+}
+
+static h5zgpu_status batch_alloc(batch *b, const ds_plan *pl, const h5zgpu_exec *exec,
+                                 size_t size, int reading)
+{
+    memset(b, 0, sizeof *b);
+    b->pl = pl;
+    b->exec = exec;
+    b->size = size;
+    b->chunks = malloc(size * pl->chunk_bytes);
+    b->blobs = reading ? NULL : malloc(size * pl->cap);
+    b->blob_p = reading ? calloc(size, sizeof *b->blob_p) : NULL;
+    b->in = malloc(size * sizeof *b->in);
+    b->out = malloc(size * sizeof *b->out);
+    b->in_len = malloc(size * sizeof *b->in_len);
+    b->out_cap = malloc(size * sizeof *b->out_cap);
+    b->out_len = malloc(size * sizeof *b->out_len);
+    if (!b->chunks || (!reading && !b->blobs) || (reading && !b->blob_p) || !b->in || !b->out ||
+        !b->in_len || !b->out_cap || !b->out_len) {
+        batch_free(b);
+        return hz_fail(H5ZGPU_E_NOMEM, "h5zgpu_dataset: out of memory for a batch of %zu "
+                       "chunks", size);
+    }
+    return H5ZGPU_OK;
+}
+
+/* Keeps the codec's message for the batch's failure, naming the chunk by its origin. */
+static void batch_failed(batch *b, h5zgpu_status st, size_t done, const char *what)
+{
+    ds_overlap ov;
+    char where[256];
+    ds_overlap_of(b->pl, b->first + done, &ov);
+    b->st = st;
+    snprintf(b->msg, sizeof b->msg, "h5zgpu_dataset: %s the chunk at %s: %s", what,
+             ds_origin_text(b->pl, ov.origin, where, sizeof where), h5zgpu_last_error());
+}
+
+static void *compress_batch(void *arg)
+{
+    batch *b = arg;
+    const ds_plan *pl = b->pl;
+    for (size_t i = 0; i < b->count; i++) {
+        b->in[i] = b->chunks + i * pl->chunk_bytes;
+        b->out[i] = b->blobs + i * pl->cap;
+        b->out_cap[i] = pl->cap;
+    }
+    size_t done = 0;
+    h5zgpu_status st = h5zgpu_compress_batch(&pl->p, b->count, b->in, b->out, b->out_cap,
+                                             b->out_len, b->exec, &done);
+    if (st != H5ZGPU_OK)
+        batch_failed(b, st, done, "compressing");
+    return NULL;
+}
+
+static void *decompress_batch(void *arg)
+{
+    batch *b = arg;
+    const ds_plan *pl = b->pl;
+    size_t n = 0;
+    for (size_t i = 0; i < b->count; i++) {
+        unsigned char *chunk = b->chunks + i * pl->chunk_bytes;
+        if (!b->blob_p[i]) {
+            ds_fill_chunk(pl, chunk);
+            continue;
+        }
+        b->in[n] = b->blob_p[i];
+        b->out[n] = chunk;
+        b->out_cap[n++] = pl->chunk_bytes;
+    }
+    size_t done = 0;
+    h5zgpu_status st = n ? h5zgpu_decompress_batch(n, b->in, b->in_len, b->out, b->out_cap,
+                                                   b->out_len, b->exec, &done)
+                         : H5ZGPU_OK;
+    /* the batch index of the failing chunk: done counts stored chunks */
+    size_t bad = 0;
+    for (size_t k = 0; bad < b->count; bad++) {
+        if (!b->blob_p[bad])
+            continue;
+        if (st == H5ZGPU_OK && b->out_len[k] != pl->chunk_bytes)
+            st = hz_fail(H5ZGPU_E_CORRUPT, "the chunk decompressed to the wrong size");
+        else if (st == H5ZGPU_OK || k != done) {
+            k++;
+            continue;
+        }
+        break;
+    }
+    if (st != H5ZGPU_OK) {
+        batch_failed(b, st, bad, "decompressing");
+        return NULL;
+    }
+    for (size_t i = 0; i < b->count; i++) {
+        ds_overlap ov;
+        ds_overlap_of(pl, b->first + i, &ov);
+        ds_chunk_to_block(pl, &ov, b->chunks + i * pl->chunk_bytes, b->block);
+    }
+    return NULL;
+}
+
+static h5zgpu_status batch_start(batch *b, void *(*work)(void *))
+{
+    b->st = H5ZGPU_OK;
+    if (pthread_create(&b->thread, NULL, work, b) != 0) {
+        work(b);   /* no thread to be had: do it here */
+        return b->st;
+    }
+    b->running = 1;
+    return H5ZGPU_OK;
+}
+
+static h5zgpu_status batch_join(batch *b)
+{
+    if (b->running) {
+        pthread_join(b->thread, NULL);
+        b->running = 0;
+    }
+    return b->st == H5ZGPU_OK ? H5ZGPU_OK : hz_fail(b->st, "%s", b->msg);
+}
+
+/* The chunk as the filter gets it: the block's values over what the chunk held (read back and
+ * decompressed) or, new to the file, over the fill value. */
+static h5zgpu_status cut_chunk(const ds_plan *pl, const h5zgpu_exec *exec, size_t k,
+                               const void *block, void *chunk)
+{
+    ds_overlap ov;
+    ds_overlap_of(pl, k, &ov);
+    if (!ov.whole) {
+        void *old;
+        size_t len, got = 0;
+        h5zgpu_status st = ds_stored(pl, ov.origin, &old, &len);
+        if (st != H5ZGPU_OK)
+            return st;
+        if (old) {
+            st = h5zgpu_decompress(old, len, chunk, pl->chunk_bytes, &got, exec);
+            free(old);
+            if (st == H5ZGPU_OK && got != pl->chunk_bytes)
+                st = hz_fail(H5ZGPU_E_CORRUPT, "the chunk decompressed to the wrong size");
+            if (st != H5ZGPU_OK) {
+                char where[256], msg[512];
+                snprintf(msg, sizeof msg, "%s", h5zgpu_last_error());
+                return hz_fail(st, "h5zgpu_dataset: the stored chunk at %s: %s",
+                               ds_origin_text(pl, ov.origin, where, sizeof where), msg);
+            }
+        } else {
+            ds_fill_chunk(pl, chunk);
+        }
+    }
+    ds_block_to_chunk(pl, &ov, block, chunk);
+    return H5ZGPU_OK;
+}
+
+static h5zgpu_status store_batch(const batch *b)
+{
+    for (size_t i = 0; i < b->count; i++) {
+        ds_overlap ov;
+        char where[256];
+        ds_overlap_of(b->pl, b->first + i, &ov);
+        if (H5Dwrite_chunk(b->pl->dset, H5P_DEFAULT, 0, ov.origin, b->out_len[i],
+                           b->blobs + i * b->pl->cap) < 0)
+            return hz_fail(H5ZGPU_E_INVALID_ARG, "h5zgpu_dataset: H5Dwrite_chunk of the chunk "
+                           "at %s failed", ds_origin_text(b->pl, ov.origin, where,
+                                                          sizeof where));
+    }
+    return H5ZGPU_OK;
+}
+
+h5zgpu_status ds_write_host(const ds_plan *pl, const void *block, const h5zgpu_exec *exec)
+{
+    size_t size = ds_batch_chunks(pl);
+    batch b[2];
+    h5zgpu_status st = batch_alloc(&b[0], pl, exec, size, 0);
+    if (st != H5ZGPU_OK)
+        return st;
+    if ((st = batch_alloc(&b[1], pl, exec, size, 0)) != H5ZGPU_OK) {
+        batch_free(&b[0]);
+        return st;
+    }
+    /* cut batch i, then store batch i-1 while batch i compresses */
+    batch *prev = NULL;
+    for (size_t first = 0, i = 0; st == H5ZGPU_OK && (first < pl->nchunks || prev); i++) {
+        batch *cur = first < pl->nchunks ? &b[i % 2] : NULL;
+        if (cur) {
+            cur->first = first;
+            cur->count = pl->nchunks - first < size ? pl->nchunks - first : size;
+            for (size_t c = 0; st == H5ZGPU_OK && c < cur->count; c++)
+                st = cut_chunk(pl, exec, first + c, block, cur->chunks + c * pl->chunk_bytes);
+            first += cur->count;
+        }
+        if (prev) {
+            h5zgpu_status done = batch_join(prev);
+            st = st != H5ZGPU_OK ? st : done;
+        }
+        if (cur && st == H5ZGPU_OK)
+            st = batch_start(cur, compress_batch);
+        if (prev && st == H5ZGPU_OK)
+            st = store_batch(prev);
+        prev = cur;
+    }
+    batch_join(&b[0]);
+    batch_join(&b[1]);
+    batch_free(&b[0]);
+    batch_free(&b[1]);
+    return st;
+}
+
+h5zgpu_status ds_read_host(const ds_plan *pl, void *block, const h5zgpu_exec *exec)
+{
+    size_t size = ds_batch_chunks(pl);
+    batch b[2];
+    h5zgpu_status st = batch_alloc(&b[0], pl, exec, size, 1);
+    if (st != H5ZGPU_OK)
+        return st;
+    if ((st = batch_alloc(&b[1], pl, exec, size, 1)) != H5ZGPU_OK) {
+        batch_free(&b[0]);
+        return st;
+    }
+    /* read batch i's stored bytes while batch i-1 decompresses into the block */
+    batch *prev = NULL;
+    for (size_t first = 0, i = 0; st == H5ZGPU_OK && (first < pl->nchunks || prev); i++) {
+        batch *cur = first < pl->nchunks ? &b[i % 2] : NULL;
+        if (cur) {
+            cur->first = first;
+            cur->count = pl->nchunks - first < size ? pl->nchunks - first : size;
+            cur->block = block;
+            for (size_t c = 0, n = 0; st == H5ZGPU_OK && c < cur->count; c++) {
+                ds_overlap ov;
+                free(cur->blob_p[c]);
+                ds_overlap_of(pl, first + c, &ov);
+                st = ds_stored(pl, ov.origin, &cur->blob_p[c], &cur->in_len[n]);
+                n += cur->blob_p[c] != NULL;
+            }
+            first += cur->count;
+        }
+        if (prev) {
+            h5zgpu_status done = batch_join(prev);
+            st = st != H5ZGPU_OK ? st : done;
+        }
+        if (cur && st == H5ZGPU_OK)
+            st = batch_start(cur, decompress_batch);
+        prev = cur;
+    }
+    batch_join(&b[0]);
+    batch_join(&b[1]);
+    batch_free(&b[0]);
+    batch_free(&b[1]);
+    return st;
+}

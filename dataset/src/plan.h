@@ -1,0 +1,55 @@
+/* What a whole-dataset write or read works on: the dataset's chunk parameters, the selected
+ * block, and the chunks that block touches (ds_ prefix: the dataset library). */
+#ifndef H5ZGPU_DATASET_PLAN_H
+#define H5ZGPU_DATASET_PLAN_H
+
+#include "h5zgpu_dataset.h"
+
+#include <stddef.h>
+
+typedef struct ds_plan {
+    hid_t dset;
+    h5zgpu_params p;             /* what the filter applies to each chunk */
+    unsigned rank;
+    hsize_t extent[H5ZGPU_MAX_RANK];
+    hsize_t chunk[H5ZGPU_MAX_RANK];
+    hsize_t start[H5ZGPU_MAX_RANK], count[H5ZGPU_MAX_RANK];  /* the selected block */
+    hsize_t first[H5ZGPU_MAX_RANK], grid[H5ZGPU_MAX_RANK];   /* its chunk-grid index range */
+    size_t nchunks;
+    size_t elem;                 /* bytes an element */
+    size_t chunk_bytes;          /* bytes of a decompressed chunk */
+    size_t cap;                  /* h5zgpu_compress_bound */
+} ds_plan;
+
+/* How one chunk and the selected block meet: per axis, where the overlap starts in the chunk
+ * and in the block, and its length; whole when the block covers the chunk entirely (then
+ * nothing stored before matters). */
+typedef struct ds_overlap {
+    hsize_t origin[H5ZGPU_MAX_RANK];
+    hsize_t in_chunk[H5ZGPU_MAX_RANK], in_block[H5ZGPU_MAX_RANK], n[H5ZGPU_MAX_RANK];
+    int whole;
+} ds_overlap;
+
+h5zgpu_status ds_plan_make(hid_t dset, hid_t file_space, ds_plan *pl);
+
+/* The k-th chunk the block touches (C order of the chunk grid) and its overlap. */
+void ds_overlap_of(const ds_plan *pl, size_t k, ds_overlap *ov);
+
+/* Copies the overlap between the block buffer and a chunk buffer (host memory). */
+void ds_block_to_chunk(const ds_plan *pl, const ds_overlap *ov, const void *block, void *chunk);
+void ds_chunk_to_block(const ds_plan *pl, const ds_overlap *ov, const void *chunk, void *block);
+
+/* A chunk of the fill value (the padding HDF5 gives a chunk new to the file). */
+void ds_fill_chunk(const ds_plan *pl, void *chunk);
+
+/* The stored bytes of the chunk at origin into *blob (malloc'd; NULL with *len 0 when the chunk
+ * was never written). A chunk stored with the filter skipped is refused. */
+h5zgpu_status ds_stored(const ds_plan *pl, const hsize_t *origin, void **blob, size_t *len);
+
+/* Chunks a batch: enough to keep the GPU busy, at most about 64 MiB of chunk data. */
+size_t ds_batch_chunks(const ds_plan *pl);
+
+/* "(z, y, x)" of a chunk origin, for messages. */
+const char *ds_origin_text(const ds_plan *pl, const hsize_t *origin, char *buf, size_t size);
+
+#endif
