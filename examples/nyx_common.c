@@ -1,0 +1,140 @@
+/* What nyx_writer's layouts share: boxes, copies off the GPU, compression of a box, the bound
+ * check and the dataset creation properties. */
+#include "nyx_writer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef H5ZGPU_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#define MAX_CD 64
+
+void nw_box_origin(const nw_opts *o, size_t k, size_t origin[3])
+{
+    size_t per = o->n / o->box;
+    origin[2] = k % per * o->box;
+    origin[1] = k / per % per * o->box;
+    origin[0] = k / per / per * o->box;
+}
+
+int nw_to_host(const nw_rank *r, int f, size_t at, size_t n, float *dst)
+{
+#ifdef H5ZGPU_HAVE_CUDA
+    if (r->device >= 0)
+        return cudaMemcpy(dst, (const float *)r->dev[f] + at, n * sizeof *dst,
+                          cudaMemcpyDeviceToHost) == cudaSuccess ? 0 : -1;
+#endif
+    memcpy(dst, r->host[f] + at, n * sizeof *dst);
+    return 0;
+}
+
+float *nw_stage_alloc(const nw_rank *r, size_t n)
+{
+#ifdef H5ZGPU_HAVE_CUDA
+    void *p = NULL;
+    if (r->device >= 0)   /* pinned: copies off the GPU at full speed */
+        return cudaMallocHost(&p, n * sizeof(float)) == cudaSuccess ? p : NULL;
+#endif
+    (void)r;
+    return malloc(n * sizeof(float));
+}
+
+void nw_stage_free(const nw_rank *r, float *p)
+{
+#ifdef H5ZGPU_HAVE_CUDA
+    if (r->device >= 0) {
+        cudaFreeHost(p);
+        return;
+    }
+#endif
+    (void)r;
+    free(p);
+}
+
+int nw_dataset_params(hid_t dset, h5zgpu_params *p)
+{
+    unsigned flags, cd[MAX_CD], conf;
+    size_t ncd = MAX_CD;
+    char name[64];
+    int big = 0;
+    hid_t dcpl = H5Dget_create_plist(dset);
+    herr_t got = H5Pget_filter_by_id2(dcpl, H5ZGPU_FILTER_ID, &flags, &ncd, cd, sizeof name,
+                                      name, &conf);
+    H5Pclose(dcpl);
+    return got < 0 || h5zgpu_params_from_cd_values(ncd, cd, p, &big) != H5ZGPU_OK || big ? -1
+                                                                                          : 0;
+}
+
+int nw_compress_box(const nw_rank *r, const h5zgpu_params *p, int f, size_t i, void **blob,
+                    size_t *len)
+{
+    size_t cap = h5zgpu_compress_bound(p);
+    *blob = malloc(cap);
+    if (!*blob)
+        return -1;
+#ifdef H5ZGPU_HAVE_CUDA
+    if (r->device >= 0) {
+        /* on the GPU: only the compressed bytes come back */
+        void *d_out = NULL;
+        int bad = cudaMalloc(&d_out, cap) != cudaSuccess ||
+                  h5zgpu_compress_device(p, (const float *)r->dev[f] + i * r->cells, d_out, cap,
+                                         len, r->device, NULL) != H5ZGPU_OK ||
+                  cudaMemcpy(*blob, d_out, *len, cudaMemcpyDeviceToHost) != cudaSuccess;
+        cudaFree(d_out);
+        return bad ? -1 : 0;
+    }
+#endif
+    return h5zgpu_compress(p, r->host[f] + i * r->cells, *blob, cap, len, NULL) == H5ZGPU_OK
+               ? 0
+               : -1;
+}
+
+void nw_check(const nw_bound *b, int exact, const float *want, const float *got, size_t n,
+              size_t group, double *worst, size_t *misses)
+{
+    for (size_t g0 = 0; g0 < n; g0 += group) {
+        size_t g1 = g0 + group < n ? g0 + group : n;
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t i = g0; i < g1; i++)
+            if (isfinite(want[i])) {
+                lo = want[i] < lo ? want[i] : lo;
+                hi = want[i] > hi ? want[i] : hi;
+            }
+        for (size_t i = g0; i < g1; i++) {
+            double w = want[i], err = fabs((double)got[i] - w), bound;
+            if (exact || !isfinite(w)) {
+                int same = memcmp(&want[i], &got[i], sizeof *got) == 0;
+                *misses += !same;
+                if (exact && !same && !(err <= *worst))
+                    *worst = isnan(err) ? INFINITY : err;
+                continue;
+            }
+            bound = b->mode == H5ZGPU_MODE_ABS ? b->eb
+                    : b->mode == H5ZGPU_MODE_REL ? b->eb * (hi - lo)
+                                                 : b->eb * fabs(w);
+            *misses += !(err <= bound);
+            double ratio = bound > 0 ? err / bound : err > 0 ? INFINITY : 0;
+            if (!(ratio <= *worst))
+                *worst = ratio;
+        }
+    }
+}
+
+hid_t nw_dcpl(const nw_opts *o, nw_path p, const nw_bound *b, int rank, const hsize_t *chunk)
+{
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, rank, chunk);
+    /* space for a chunk when it is written (parallel HDF5 would allocate, and for a filtered
+     * dataset compress, every chunk at create otherwise) */
+    H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_INCR);
+    if (o->amrex)
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+    if (p != NW_NONE) {
+        unsigned cd[4] = {(unsigned)o->codec, (unsigned)b->mode};
+        h5zgpu_eb_to_words(b->eb, &cd[2], &cd[3]);
+        H5Pset_filter(dcpl, H5ZGPU_FILTER_ID, H5Z_FLAG_MANDATORY, 4, cd);
+    }
+    return dcpl;
+}
