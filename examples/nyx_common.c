@@ -67,28 +67,47 @@ int nw_dataset_params(hid_t dset, h5zgpu_params *p)
                                                                                           : 0;
 }
 
-int nw_compress_box(const nw_rank *r, const h5zgpu_params *p, int f, size_t i, void **blob,
-                    size_t *len)
+int nw_compress_box(const nw_rank *r, const h5zgpu_params *p, int f, size_t i, void *d_scratch,
+                    void **blob, size_t *len)
 {
     size_t cap = h5zgpu_compress_bound(p);
     *blob = malloc(cap);
     if (!*blob)
         return -1;
 #ifdef H5ZGPU_HAVE_CUDA
-    if (r->device >= 0) {
-        /* on the GPU: only the compressed bytes come back */
-        void *d_out = NULL;
-        int bad = cudaMalloc(&d_out, cap) != cudaSuccess ||
-                  h5zgpu_compress_device(p, (const float *)r->dev[f] + i * r->cells, d_out, cap,
-                                         len, r->device, NULL) != H5ZGPU_OK ||
-                  cudaMemcpy(*blob, d_out, *len, cudaMemcpyDeviceToHost) != cudaSuccess;
-        cudaFree(d_out);
-        return bad ? -1 : 0;
-    }
+    if (r->device >= 0)   /* on the GPU: only the compressed bytes come back */
+        return h5zgpu_compress_device(p, (const float *)r->dev[f] + i * r->cells, d_scratch, cap,
+                                      len, r->device, NULL) != H5ZGPU_OK ||
+                       cudaMemcpy(*blob, d_scratch, *len, cudaMemcpyDeviceToHost) != cudaSuccess
+                   ? -1
+                   : 0;
 #endif
+    (void)d_scratch;
     return h5zgpu_compress(p, r->host[f] + i * r->cells, *blob, cap, len, NULL) == H5ZGPU_OK
                ? 0
                : -1;
+}
+
+void *nw_scratch_alloc(const nw_rank *r, size_t bytes)
+{
+    void *p = NULL;
+#ifdef H5ZGPU_HAVE_CUDA
+    if (r->device >= 0 && cudaMalloc(&p, bytes) != cudaSuccess)
+        p = NULL;
+#else
+    (void)r;
+    (void)bytes;
+#endif
+    return p;
+}
+
+void nw_scratch_free(void *p)
+{
+#ifdef H5ZGPU_HAVE_CUDA
+    cudaFree(p);
+#else
+    (void)p;
+#endif
 }
 
 void nw_check(const nw_bound *b, int exact, const float *want, const float *got, size_t n,

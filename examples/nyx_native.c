@@ -101,9 +101,12 @@ int nw_native_write(const nw_opts *o, const nw_rank *r, hid_t fapl)
             bad = write_boxes(o, r, dset, f, stage) != 0;
         } else {
             bad = nw_dataset_params(dset, &p) != 0;
+            void *scratch = bad ? NULL : nw_scratch_alloc(r, h5zgpu_compress_bound(&p));
+            bad = bad || (r->device >= 0 && !scratch);
             for (size_t i = 0; !bad && i < r->count; i++)
-                bad = nw_compress_box(r, &p, f, i, &blob[f * r->count + i],
+                bad = nw_compress_box(r, &p, f, i, scratch, &blob[f * r->count + i],
                                       &len[f * r->count + i]) != 0;
+            nw_scratch_free(scratch);
         }
         if (dset >= 0)
             H5Dclose(dset);

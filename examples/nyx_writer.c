@@ -2,7 +2,7 @@
  * state of six float32 fields on its GPU (rank i uses device i mod count; the host without
  * one), and writes them to one HDF5 file with parallel HDF5:
  *
- *   mpirun -np R nyx_writer --n N --box B --out F [--path none|filter|direct]
+ *   mpirun -np R nyx_writer --n N --box B --out F [--path none|filter|direct[,...]]
  *       [--layout native|amrex] [--chunk C] [--codec fixed|huffman|auto]
  *       [--bound FIELD=MODE@VALUE ...] [--verify]
  *
@@ -14,7 +14,9 @@
  * "data"); the default is REL@1e-3. --verify reads everything back and checks every value.
  * Rank 0 prints per field the ratio and, with --verify, the largest error / bound, then the
  * aggregate write speed: the six fields' bytes over the time from the state in GPU memory to
- * the file closed, copies off the GPU included. Exit status 1 on any failure or miss. */
+ * the file closed, copies off the GPU included. Several paths (--path none,filter,direct) are
+ * written in turn from the same state, each over F, for a side-by-side comparison. Exit
+ * status 1 on any failure or miss. */
 #define _POSIX_C_SOURCE 200809L /* setenv, strncasecmp */
 #include "nyx_writer.h"
 
@@ -33,7 +35,7 @@ static int usage(int rank, const char *why)
 {
     if (!rank)
         fprintf(stderr, "nyx_writer: %s\nusage: mpirun -np R nyx_writer --n N --box B --out F "
-                "[--path none|filter|direct] [--layout native|amrex] [--chunk C] "
+                "[--path none|filter|direct[,...]] [--layout native|amrex] [--chunk C] "
                 "[--codec fixed|huffman|auto] [--bound FIELD=MODE@VALUE ...] [--verify]\n", why);
     return 2;
 }
@@ -70,7 +72,8 @@ static int parse_bound(nw_opts *o, const char *arg)
 
 static int parse(int argc, char **argv, int rank, nw_opts *o)
 {
-    *o = (nw_opts){.chunk = 1024, .path = NW_FILTER, .codec = H5ZGPU_CODEC_HUFFMAN};
+    *o = (nw_opts){.chunk = 1024, .paths = {NW_FILTER}, .npaths = 1,
+                   .codec = H5ZGPU_CODEC_HUFFMAN};
     for (int f = 0; f < NS_FIELDS; f++)
         o->bound[f] = (nw_bound){H5ZGPU_MODE_REL, 1e-3};
     for (int i = 1; i < argc; i++) {   /* --layout first: it decides what --bound names */
@@ -95,12 +98,17 @@ static int parse(int argc, char **argv, int rank, nw_opts *o)
         } else if (!strcmp(a, "--out")) {
             o->out = v;
         } else if (!strcmp(a, "--path")) {
-            int p = -1;
-            for (int k = 0; k < 3; k++)
-                p = strcmp(v, path_names[k]) ? p : k;
-            if (p < 0)
-                return usage(rank, "--path is none, filter or direct");
-            o->path = (nw_path)p;
+            o->npaths = 0;
+            for (const char *t = v; *t && o->npaths < 3; t += *t == ',') {
+                int p = -1;
+                size_t len = strcspn(t, ",");
+                for (int k = 0; k < 3; k++)
+                    p = len == strlen(path_names[k]) && !strncmp(t, path_names[k], len) ? k : p;
+                if (p < 0)
+                    return usage(rank, "--path is none, filter or direct, or a list of them");
+                o->paths[o->npaths++] = (nw_path)p;
+                t += len;
+            }
         } else if (!strcmp(a, "--layout")) {
             if (strcmp(v, "native") && strcmp(v, "amrex"))
                 return usage(rank, "--layout is native or amrex");
@@ -122,8 +130,10 @@ static int parse(int argc, char **argv, int rank, nw_opts *o)
     }
     if (!o->n || !o->box || o->n % o->box || !o->out)
         return usage(rank, "--n, --box (dividing N) and --out are needed");
-    if (o->amrex && o->path == NW_DIRECT)
-        return usage(rank, "the AMReX layout is written with H5Dwrite: --path none or filter");
+    for (int k = 0; k < o->npaths; k++)
+        if (o->amrex && o->paths[k] == NW_DIRECT)
+            return usage(rank, "the AMReX layout is written with H5Dwrite: --path none or "
+                               "filter");
     if (o->amrex && (!o->chunk || (NS_FIELDS * o->box * o->box * o->box) % o->chunk))
         return usage(rank, "--chunk must divide a box's six fields (6 x box^3 elements)");
     return 0;
@@ -217,6 +227,37 @@ static void report(const nw_opts *o, const nw_rank *r, const nw_result *res, dou
            bytes / seconds / 1e9);
 }
 
+/* One path: the timed write, then the inspection; 1 on a failure or a miss on any rank. */
+static int write_one(const nw_opts *o, const nw_rank *r, hid_t fapl, int gpus)
+{
+    nw_result res, all;
+    int bad, any_bad = 0;
+    memset(&res, 0, sizeof res);
+    memset(&all, 0, sizeof all);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    bad = (o->amrex ? nw_amrex_write(o, r, fapl) : nw_native_write(o, r, fapl)) != 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double seconds = MPI_Wtime() - t0;
+    if (bad)
+        fprintf(stderr, "nyx_writer rank %d: the %s write failed\n", r->rank,
+                path_names[o->path]);
+    else if ((o->amrex ? nw_amrex_inspect(o, r, fapl, &res)
+                       : nw_native_inspect(o, r, fapl, &res)) != 0)
+        bad = 1, fprintf(stderr, "nyx_writer rank %d: reading the file back failed\n", r->rank);
+    MPI_Allreduce(res.worst, all.worst, NS_FIELDS, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(res.misses, all.misses, NS_FIELDS, MPI_UNSIGNED_LONG, MPI_SUM,
+                  MPI_COMM_WORLD);
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    memcpy(all.ratio, res.ratio, sizeof all.ratio);
+    size_t misses = 0;
+    for (int f = 0; f < NS_FIELDS; f++)
+        misses += all.misses[f];
+    if (r->rank == 0 && !any_bad)
+        report(o, r, &all, seconds, gpus);
+    return any_bad || misses ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -224,9 +265,6 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     nw_opts o;
     nw_rank r = {0};
-    nw_result res, all;
-    memset(&res, 0, sizeof res);
-    memset(&all, 0, sizeof all);
     int rc = parse(argc, argv, rank, &o);
     if (rc) {
         MPI_Finalize();
@@ -246,29 +284,13 @@ int main(int argc, char **argv)
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
 
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    bad = (o.amrex ? nw_amrex_write(&o, &r, fapl) : nw_native_write(&o, &r, fapl)) != 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    double seconds = MPI_Wtime() - t0;
-    if (bad)
-        fprintf(stderr, "nyx_writer rank %d: the write failed\n", rank);
-    else if ((o.amrex ? nw_amrex_inspect(&o, &r, fapl, &res)
-                      : nw_native_inspect(&o, &r, fapl, &res)) != 0)
-        bad = 1, fprintf(stderr, "nyx_writer rank %d: reading the file back failed\n", rank);
-
-    MPI_Allreduce(res.worst, all.worst, NS_FIELDS, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(res.misses, all.misses, NS_FIELDS, MPI_UNSIGNED_LONG, MPI_SUM,
-                  MPI_COMM_WORLD);
-    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-    memcpy(all.ratio, res.ratio, sizeof all.ratio);
-    size_t misses = 0;
-    for (int f = 0; f < NS_FIELDS; f++)
-        misses += all.misses[f];
-    if (rank == 0 && !any_bad)
-        report(&o, &r, &all, seconds, gpus);
+    int failed = 0;
+    for (int k = 0; k < o.npaths && !failed; k++) {
+        o.path = o.paths[k];
+        failed = write_one(&o, &r, fapl, gpus);
+    }
     H5Pclose(fapl);
     free_rank(&r);
     MPI_Finalize();
-    return any_bad || misses ? 1 : 0;
+    return failed;
 }

@@ -20,7 +20,9 @@ typedef struct nw_bound {
 typedef struct nw_opts {
     size_t n, box, chunk;      /* chunk: elements of a 1-D chunk of the AMReX layout */
     const char *out;
-    nw_path path;
+    nw_path path;              /* the one being written */
+    nw_path paths[3];          /* --path: those to write in turn, from the same state */
+    int npaths;
     int amrex, verify;
     h5zgpu_codec codec;
     nw_bound bound[NS_FIELDS];
@@ -58,9 +60,13 @@ void nw_stage_free(const nw_rank *r, float *p);
 /* A chunk's filter parameters as HDF5 stores them for dset (after set_local). */
 int nw_dataset_params(hid_t dset, h5zgpu_params *p);
 
-/* Compresses box i of field f of the rank (on its GPU when it has one) into a malloc'd blob. */
-int nw_compress_box(const nw_rank *r, const h5zgpu_params *p, int f, size_t i, void **blob,
-                    size_t *len);
+/* Compresses box i of field f of the rank into a malloc'd blob: on its GPU when it has one,
+ * through d_scratch (nw_scratch_alloc of h5zgpu_compress_bound(p) bytes: GPU memory, NULL
+ * without a GPU). */
+int nw_compress_box(const nw_rank *r, const h5zgpu_params *p, int f, size_t i, void *d_scratch,
+                    void **blob, size_t *len);
+void *nw_scratch_alloc(const nw_rank *r, size_t bytes);
+void nw_scratch_free(void *p);
 
 /* Checks got (n values) against want under bound b (REL: ranges over groups of `group`
  * consecutive values, the chunks), folding the worst error / bound and the misses into res. */

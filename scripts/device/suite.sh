@@ -20,6 +20,11 @@
 #   bash scripts/device/suite.sh compare   gpu_bench of a baseline revision (.baseline/, made here by
 #                                          scripts/device/make-baseline.sh REV and carried) and of
 #                                          this tree, one after the other on the same card
+#   bash scripts/device/suite.sh io        needs .debs-mpi/ too (fetch-mpi-debs.sh): the dataset
+#                                          library's and nyx_writer's tests on the GPU; dataset_io
+#                                          (whole fields through HDF5: uncompressed, filter,
+#                                          library); nyx_writer on 1, 2, 4 ranks (one GPU each,
+#                                          as many as the machine has), and the AMReX layout
 set -uo pipefail
 part=${1:?tests, identity, bench, bench2, huffman, profile or compare}
 OUT=${OUT:-$PWD/out}
@@ -28,6 +33,10 @@ B=$PWD/build-dev
 DATA=/tmp/nyx$N
 mkdir -p "$OUT"
 eval "$(bash scripts/device/use-hdf5-debs.sh .debs)"
+H5ZGPU_MPI_CMAKE_FLAGS=
+if [ -d .debs-mpi ]; then   # OpenMPI and parallel HDF5 for nyx_writer and the MPI tests
+  eval "$(bash scripts/device/use-mpi-debs.sh .debs-mpi)"
+fi
 export H5ZGPU_APT=0 PYTHON=python3 H5ZGPU_VERBOSE=1
 step() { printf '== %s (at %d s)\n' "$*" "$SECONDS"; }
 
@@ -35,7 +44,8 @@ step "build"
 # Debian's HDF5 unpacked under /opt: its h5cc wrapper points at /usr, so FindHDF5 gets the paths
 cmake -S . -B "$B" -DH5ZGPU_CUDA=ON -DHDF5_C_COMPILER_EXECUTABLE=/nonexistent \
   -DHDF5_C_INCLUDE_DIR="$HDF5_ROOT/include/hdf5/serial" \
-  -DHDF5_hdf5_LIBRARY_RELEASE="$H5DEB_LIB/libhdf5.so" >"$OUT/configure.log" 2>&1 &&
+  -DHDF5_hdf5_LIBRARY_RELEASE="$H5DEB_LIB/libhdf5.so" $H5ZGPU_MPI_CMAKE_FLAGS \
+  >"$OUT/configure.log" 2>&1 &&
   cmake --build "$B" -j "$(nproc)" >"$OUT/build.log" 2>&1 ||
   { tail -n 30 "$OUT/configure.log" "$OUT/build.log"; exit 1; }
 grep -E '^-- h5zgpu:' "$OUT/configure.log"
@@ -154,9 +164,45 @@ compare)
   echo "exit $?"
   python3 bench/compare_bench.py "$OUT/bench-base.md" "$OUT/bench-tree.md" | tee "$OUT/compare.md"
   ;;
+io)
+  need_fields
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
+  date -u +%FT%TZ | tee -a "$OUT/device.txt"
+  step "ctest: dataset library (host and device buffers), nyx_writer, MPI, examples"
+  (cd "$B" && timeout 200 ctest -R 'hdf5_dataset|nyx_writer|hdf5_mpi|example' \
+     --output-on-failure) >"$OUT/ctest-io.log" 2>&1
+  grep -E 'Test +#|tests passed|Failed' "$OUT/ctest-io.log"
+  export HDF5_PLUGIN_PATH=$B/plugin
+  for f in velocity_x temperature; do
+    for spec in "huffman 64" "fixed 64" "huffman 128"; do
+      set -- $spec
+      step "dataset_io $f, codec $1, chunks $2^3"
+      timeout 90 "$B/bin/dataset_io" "$DATA/nyx_$f.f32" "$N" /dev/shm/dio.h5 --codec "$1" \
+        --chunk "$2" 2>&1 | tee -a "$OUT/dataset_io.txt"
+    done
+  done
+  rm -f /dev/shm/dio.h5
+  gpus=$(nvidia-smi -L | wc -l)
+  for np in 1 2 4; do
+    [ "$np" -gt "$gpus" ] && break
+    step "nyx_writer, $np rank(s), N=$N box 128, paths none, filter, direct"
+    timeout 150 "$MPIRUN" -n "$np" --oversubscribe "$B/bin/nyx_writer" --n "$N" --box 128 \
+      --out /dev/shm/nyx.h5 --path none,filter,direct 2>&1 | tee -a "$OUT/nyx_writer.txt"
+  done
+  step "nyx_writer --verify, $gpus ranks, N=256 box 64"
+  timeout 100 "$MPIRUN" -n "$gpus" --oversubscribe "$B/bin/nyx_writer" --n 256 --box 64 \
+    --out /dev/shm/nyx.h5 --path filter,direct --verify 2>&1 | tee -a "$OUT/nyx_writer.txt"
+  for c in 1024 32768 262144; do
+    step "nyx_writer --layout amrex, $gpus ranks, N=256 box 64, chunks of $c"
+    timeout 100 "$MPIRUN" -n "$gpus" --oversubscribe "$B/bin/nyx_writer" --n 256 --box 64 \
+      --out /dev/shm/nyx.h5 --layout amrex --chunk "$c" --path none,filter --verify 2>&1 |
+      tee -a "$OUT/nyx_amrex.txt"
+  done
+  rm -f /dev/shm/nyx.h5
+  ;;
 *)
   echo "suite.sh: part '$part' is not one of tests, identity, bench, bench2, huffman, profile," \
-    "compare" >&2
+    "compare, io" >&2
   exit 2
   ;;
 esac
