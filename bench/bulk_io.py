@@ -1,6 +1,6 @@
 """Writing and reading a whole field through HDF5 four ways, in one process: uncompressed,
 through the filter (`dset[...] = a`), through h5zgpu.write / h5zgpu.read (batched compression,
-direct chunk I/O) from a NumPy array, and from a CuPy array when CuPy and a GPU are there.
+direct chunk I/O) from and into a NumPy array, and a CuPy array when CuPy and a GPU are there.
 Checks that h5zgpu.write stored the filter's bytes (every chunk compared) and that every value
 read back is within its bound. Prints a markdown table: GB/s of the raw field, and the ratio.
 
@@ -92,7 +92,7 @@ def main():
             rows.append(("filter (dset[...] = a)", codec, gb / tw, gb / tr, a.nbytes / size, ok))
             sources = [("h5zgpu.write/read, NumPy", a)]
             if a_gpu is not None:
-                sources.append(("h5zgpu.write, CuPy", a_gpu))
+                sources.append(("h5zgpu.write/read, CuPy", a_gpu))
             for label, src in sources:
                 with h5py.File(path("bulk.h5"), "w") as f:
                     d = f.create_dataset("x", **opts)
@@ -100,7 +100,13 @@ def main():
                         cp.cuda.Device().synchronize()
                     tw, _ = timed(lambda: h5zgpu.write(d, src))
                 with h5py.File(path("bulk.h5"), "r") as f, h5py.File(path("filter.h5"), "r") as g:
-                    tr, back = timed(lambda: h5zgpu.read(f["x"]))
+                    if a_gpu is not None and src is a_gpu:   # into GPU memory
+                        out = cp.empty(a.shape, dtype=np.float32)
+                        tr, _ = timed(lambda: (h5zgpu.read(f["x"], out=out),
+                                               cp.cuda.Device().synchronize()))
+                        back = cp.asnumpy(out)
+                    else:
+                        tr, back = timed(lambda: h5zgpu.read(f["x"]))
                     ok = same_chunks(f["x"], g["x"]) and within_rel(a, back, args.eb, c)
                 rows.append((label, codec, gb / tw, gb / tr, a.nbytes / size, ok))
             bad |= not all(r[5] for r in rows)

@@ -74,7 +74,10 @@ int nw_amrex_write(const nw_opts *o, const nw_rank *r, hid_t fapl)
                            : H5Dcreate2(group, "data:datatype=0", H5T_IEEE_F32LE, space,
                                         H5P_DEFAULT, dcpl, H5P_DEFAULT);
     float *range = nw_stage_alloc(r, len ? (size_t)len : 1);
-    int bad = dset < 0 || !range || gather_range(r, range);
+    /* every object made before the big write: HDF5 1.10.8 ranks that look up a group after a
+     * collective write of ~65,000 chunks or more broadcast object headers of different sizes
+     * (MPI_ERR_TRUNCATE, then a hang) */
+    int bad = dset < 0 || write_offsets(r, group) != 0 || !range || gather_range(r, range);
     if (!bad) {
         hid_t fs = range_selection(r, dset), ms = H5Screate_simple(1, &len, NULL);
         hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
@@ -86,7 +89,6 @@ int nw_amrex_write(const nw_opts *o, const nw_rank *r, hid_t fapl)
         H5Sclose(fs);
         H5Sclose(ms);
     }
-    bad |= group >= 0 && write_offsets(r, group) != 0;
     if (range)
         nw_stage_free(r, range);
     if (dset >= 0)

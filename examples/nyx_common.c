@@ -3,6 +3,7 @@
 #include "nyx_writer.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef H5ZGPU_HAVE_CUDA
@@ -67,47 +68,47 @@ int nw_dataset_params(hid_t dset, h5zgpu_params *p)
                                                                                           : 0;
 }
 
-int nw_compress_box(const nw_rank *r, const h5zgpu_params *p, int f, size_t i, void *d_scratch,
-                    void **blob, size_t *len)
+int nw_compress_boxes(const nw_rank *r, const h5zgpu_params *p, int f, void **blob,
+                      size_t *len)
 {
-    size_t cap = h5zgpu_compress_bound(p);
-    *blob = malloc(cap);
-    if (!*blob)
-        return -1;
+    size_t cap = h5zgpu_compress_bound(p), n = r->count, done = 0;
+    const void **in = malloc((n + 1) * sizeof *in);
+    void **out = malloc((n + 1) * sizeof *out);
+    size_t *caps = malloc((n + 1) * sizeof *caps);
+    int bad = !in || !out || !caps;
+    for (size_t i = 0; !bad && i < n; i++)
+        bad = !(blob[i] = malloc(cap));
 #ifdef H5ZGPU_HAVE_CUDA
-    if (r->device >= 0)   /* on the GPU: only the compressed bytes come back */
-        return h5zgpu_compress_device(p, (const float *)r->dev[f] + i * r->cells, d_scratch, cap,
-                                      len, r->device, NULL) != H5ZGPU_OK ||
-                       cudaMemcpy(*blob, d_scratch, *len, cudaMemcpyDeviceToHost) != cudaSuccess
-                   ? -1
-                   : 0;
+    if (!bad && r->device >= 0) {   /* on the GPU: only the compressed bytes come back */
+        unsigned char *scratch = NULL;
+        bad = cudaMalloc((void **)&scratch, n * cap + 1) != cudaSuccess;
+        for (size_t i = 0; !bad && i < n; i++) {
+            in[i] = (const float *)r->dev[f] + i * r->cells;
+            out[i] = scratch + i * cap;
+            caps[i] = cap;
+        }
+        bad = bad || h5zgpu_compress_device_batch(p, n, in, out, caps, len, r->device, &done) !=
+                         H5ZGPU_OK;
+        for (size_t i = 0; !bad && i < n; i++)
+            bad = cudaMemcpy(blob[i], out[i], len[i], cudaMemcpyDeviceToHost) != cudaSuccess;
+        cudaFree(scratch);
+    } else
 #endif
-    (void)d_scratch;
-    return h5zgpu_compress(p, r->host[f] + i * r->cells, *blob, cap, len, NULL) == H5ZGPU_OK
-               ? 0
-               : -1;
-}
-
-void *nw_scratch_alloc(const nw_rank *r, size_t bytes)
-{
-    void *p = NULL;
-#ifdef H5ZGPU_HAVE_CUDA
-    if (r->device >= 0 && cudaMalloc(&p, bytes) != cudaSuccess)
-        p = NULL;
-#else
-    (void)r;
-    (void)bytes;
-#endif
-    return p;
-}
-
-void nw_scratch_free(void *p)
-{
-#ifdef H5ZGPU_HAVE_CUDA
-    cudaFree(p);
-#else
-    (void)p;
-#endif
+    {
+        for (size_t i = 0; !bad && i < n; i++) {
+            in[i] = r->host[f] + i * r->cells;
+            out[i] = blob[i];
+            caps[i] = cap;
+        }
+        bad = bad || h5zgpu_compress_batch(p, n, in, out, caps, len, NULL, &done) != H5ZGPU_OK;
+    }
+    if (bad)
+        fprintf(stderr, "nyx_writer rank %d: compressing %s: %s\n", r->rank, ns_field_names[f],
+                h5zgpu_last_error());
+    free(in);
+    free(out);
+    free(caps);
+    return bad ? -1 : 0;
 }
 
 void nw_check(const nw_bound *b, int exact, const float *want, const float *got, size_t n,

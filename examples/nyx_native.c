@@ -78,8 +78,9 @@ static int store_in_turn(const nw_opts *o, const nw_rank *r, void **blob, const 
     return bad || token ? -1 : 0;
 }
 
-int nw_native_write(const nw_opts *o, const nw_rank *r, hid_t fapl)
+int nw_native_write(const nw_opts *o, const nw_rank *r, hid_t fapl, double *made_s)
 {
+    double t0 = MPI_Wtime();
     hsize_t dims[3] = {o->n, o->n, o->n}, chunk[3] = {o->box, o->box, o->box};
     hid_t file = H5Fcreate(o->out, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     hid_t group = file < 0 ? -1 : H5Gcreate2(file, GROUP, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -100,13 +101,8 @@ int nw_native_write(const nw_opts *o, const nw_rank *r, hid_t fapl)
         } else if (!direct) {
             bad = write_boxes(o, r, dset, f, stage) != 0;
         } else {
-            bad = nw_dataset_params(dset, &p) != 0;
-            void *scratch = bad ? NULL : nw_scratch_alloc(r, h5zgpu_compress_bound(&p));
-            bad = bad || (r->device >= 0 && !scratch);
-            for (size_t i = 0; !bad && i < r->count; i++)
-                bad = nw_compress_box(r, &p, f, i, scratch, &blob[f * r->count + i],
-                                      &len[f * r->count + i]) != 0;
-            nw_scratch_free(scratch);
+            bad = nw_dataset_params(dset, &p) != 0 ||
+                  nw_compress_boxes(r, &p, f, &blob[f * r->count], &len[f * r->count]) != 0;
         }
         if (dset >= 0)
             H5Dclose(dset);
@@ -116,6 +112,7 @@ int nw_native_write(const nw_opts *o, const nw_rank *r, hid_t fapl)
         H5Gclose(group);
     if (file >= 0)
         bad |= H5Fclose(file) < 0;
+    *made_s = MPI_Wtime() - t0;
     if (direct) {
         int any_bad = 0;
         MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);

@@ -60,13 +60,10 @@ void nw_stage_free(const nw_rank *r, float *p);
 /* A chunk's filter parameters as HDF5 stores them for dset (after set_local). */
 int nw_dataset_params(hid_t dset, h5zgpu_params *p);
 
-/* Compresses box i of field f of the rank into a malloc'd blob: on its GPU when it has one,
- * through d_scratch (nw_scratch_alloc of h5zgpu_compress_bound(p) bytes: GPU memory, NULL
- * without a GPU). */
-int nw_compress_box(const nw_rank *r, const h5zgpu_params *p, int f, size_t i, void *d_scratch,
-                    void **blob, size_t *len);
-void *nw_scratch_alloc(const nw_rank *r, size_t bytes);
-void nw_scratch_free(void *p);
+/* Compresses the rank's boxes of field f in one batch (on its GPU when it has one: only the
+ * compressed bytes come back) into malloc'd blobs blob[i] of len[i] bytes. */
+int nw_compress_boxes(const nw_rank *r, const h5zgpu_params *p, int f, void **blob,
+                      size_t *len);
 
 /* Checks got (n values) against want under bound b (REL: ranges over groups of `group`
  * consecutive values, the chunks), folding the worst error / bound and the misses into res. */
@@ -80,8 +77,9 @@ hid_t nw_dcpl(const nw_opts *o, nw_path p, const nw_bound *b, int rank, const hs
 /* Each layout writes o->out along o->path (collectively: every rank calls), and inspects what
  * it wrote: the ratios, and with --verify every value of the rank's boxes read back and
  * checked against its bound. 0 on success.
- * The native layout: native_fields/<name>, N^3, one chunk a box. */
-int nw_native_write(const nw_opts *o, const nw_rank *r, hid_t fapl);
+ * The native layout: native_fields/<name>, N^3, one chunk a box; *made_s: the seconds to the
+ * file's creation and, for the direct path, its chunks' compression (the rest is storing). */
+int nw_native_write(const nw_opts *o, const nw_rank *r, hid_t fapl, double *made_s);
 int nw_native_inspect(const nw_opts *o, const nw_rank *r, hid_t fapl, nw_result *res);
 
 /* AMReX's plotfile layout: level_0/data:datatype=0, every box's six components back to back

@@ -88,3 +88,37 @@ def test_refused(tmp_path):
             h5zgpu.write(one, np.zeros(63, np.float32))
         with pytest.raises(ValueError, match="step 1"):
             h5zgpu.write(one, np.zeros(32, np.float32), np.s_[::2])
+
+
+def _cupy_on_a_gpu():
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0 and h5zgpu.gpu_available()
+    except Exception:   # no CuPy, no driver, or a plugin built without CUDA
+        return False
+
+
+@pytest.mark.skipif(not _cupy_on_a_gpu(), reason="needs CuPy, a GPU and a CUDA build")
+@pytest.mark.parametrize("codec", ["fixed", "huffman"])
+def test_gpu_arrays_match_the_filter(tmp_path, codec):
+    """From and into CuPy arrays: the same chunks as the filter path, edge and partial chunks
+    included, and reads equal h5py's."""
+    import cupy as cp
+
+    f1, f2, d1, d2 = pair(tmp_path, "<f4", codec, "rel", 1e-3)
+    with f1, f2:
+        a = field(SHAPE, 4).astype(np.float32)
+        d1[...] = a
+        h5zgpu.write(d2, cp.asarray(a))
+        same_chunks(d1, d2)
+        b = (field((9, 30, 7), 5) * 3).astype(np.float32)
+        sel = np.s_[5:14, 11:41, 3:10]
+        d1[sel] = b
+        h5zgpu.write(d2, cp.asarray(b), sel)
+        same_chunks(d1, d2)
+        out = cp.empty(SHAPE, dtype=np.float32)
+        assert h5zgpu.read(d2, out=out) is out
+        np.testing.assert_array_equal(cp.asnumpy(out), d1[...])
+        part = cp.empty((27, 17, 16), dtype=np.float32)
+        h5zgpu.read(d2, np.s_[3:30, 0:17, 5:21], out=part)
+        np.testing.assert_array_equal(cp.asnumpy(part), d1[3:30, 0:17, 5:21])

@@ -124,6 +124,18 @@ h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const
                                       void *const *out, const size_t *out_cap, size_t *out_len,
                                       const h5zgpu_exec *exec, size_t *done);
 
+/* The same with device buffers (CUDA builds) on one device: up to eight chunks in flight, each
+ * on its own workspace stream, which waits for work the caller queued on the legacy default
+ * stream. Returns when every output is ready. */
+h5zgpu_status h5zgpu_compress_device_batch(const h5zgpu_params *p, size_t count,
+                                           const void *const *d_in, void *const *d_out,
+                                           const size_t *out_cap, size_t *out_len, int device,
+                                           size_t *done);
+h5zgpu_status h5zgpu_decompress_device_batch(size_t count, const void *const *d_in,
+                                             const size_t *in_len, void *const *d_out,
+                                             const size_t *out_cap, size_t *out_len, int device,
+                                             size_t *done);
+
 /* Reads and validates a chunk header. */
 h5zgpu_status h5zgpu_chunk_info(const void *in, size_t in_len, h5zgpu_info *info);
 

@@ -1,7 +1,8 @@
 /* Many chunks in one call. On the GPU the chunks run on up to HZ_BATCH_STREAMS threads at once,
  * each call with its own workspace and stream (cuda/backend/workspace.cu), so that one chunk's
  * copies, kernels and synchronisations overlap the others'; on the CPU one after another, each
- * spread over the cores. Either way the bytes are those of one call a chunk. */
+ * spread over the cores. Device buffers always go the GPU way. Either way the bytes are those
+ * of one call a chunk. */
 #include "h5zgpu.h"
 
 #include "error.h"
@@ -27,6 +28,7 @@ typedef struct batch {
     const size_t *out_cap;
     size_t *out_len;
     const h5zgpu_exec *exec;
+    int device;                /* device buffers on this CUDA device; -1: host buffers */
     pthread_mutex_t lock;      /* guards the first failure's message */
     size_t failed;             /* the lowest failing chunk so far (count: none) */
     char why[512];             /* its message (h5zgpu_last_error is the failing thread's) */
@@ -34,10 +36,17 @@ typedef struct batch {
 
 static void run_one(batch *b, size_t i)
 {
-    b->st[i] = b->p ? h5zgpu_compress(b->p, b->in[i], b->out[i], b->out_cap[i], &b->out_len[i],
-                                      b->exec)
-                    : h5zgpu_decompress(b->in[i], b->in_len[i], b->out[i], b->out_cap[i],
-                                        &b->out_len[i], b->exec);
+    if (b->device >= 0)   /* a NULL stream: the call's own workspace stream */
+        b->st[i] = b->p ? h5zgpu_compress_device(b->p, b->in[i], b->out[i], b->out_cap[i],
+                                                 &b->out_len[i], b->device, NULL)
+                        : h5zgpu_decompress_device(b->in[i], b->in_len[i], b->out[i],
+                                                   b->out_cap[i], &b->out_len[i], b->device,
+                                                   NULL);
+    else
+        b->st[i] = b->p ? h5zgpu_compress(b->p, b->in[i], b->out[i], b->out_cap[i],
+                                          &b->out_len[i], b->exec)
+                        : h5zgpu_decompress(b->in[i], b->in_len[i], b->out[i], b->out_cap[i],
+                                            &b->out_len[i], b->exec);
     if (b->st[i] != H5ZGPU_OK) {
         __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
         pthread_mutex_lock(&b->lock);
@@ -63,8 +72,8 @@ static void *worker(void *arg)
 /* Runs the batch and reports the first failure in chunk order; *done: the chunks before it. */
 static h5zgpu_status run(batch *b, size_t *done)
 {
-    hz_target t;
-    h5zgpu_status st = hz_resolve(b->exec, &t);
+    hz_target t = {.gpu = 1};
+    h5zgpu_status st = b->device >= 0 ? H5ZGPU_OK : hz_resolve(b->exec, &t);
     if (st != H5ZGPU_OK)
         return st;
     if (!(b->st = malloc((b->count ? b->count : 1) * sizeof *b->st)))
@@ -100,8 +109,8 @@ h5zgpu_status h5zgpu_compress_batch(const h5zgpu_params *p, size_t count, const 
     if (count && (!p || !in || !out || !out_cap || !out_len))
         return hz_fail(H5ZGPU_E_INVALID_ARG, "a batch pointer is NULL");
     batch b = {.count = count, .p = p, .in = in, .out = out, .out_cap = out_cap,
-               .out_len = out_len, .exec = exec, .lock = PTHREAD_MUTEX_INITIALIZER,
-               .failed = count};
+               .out_len = out_len, .exec = exec, .device = -1,
+               .lock = PTHREAD_MUTEX_INITIALIZER, .failed = count};
     return run(&b, done);
 }
 
@@ -114,7 +123,41 @@ h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const
     if (count && (!in || !in_len || !out || !out_cap || !out_len))
         return hz_fail(H5ZGPU_E_INVALID_ARG, "a batch pointer is NULL");
     batch b = {.count = count, .in = in, .in_len = in_len, .out = out, .out_cap = out_cap,
-               .out_len = out_len, .exec = exec, .lock = PTHREAD_MUTEX_INITIALIZER,
+               .out_len = out_len, .exec = exec, .device = -1,
+               .lock = PTHREAD_MUTEX_INITIALIZER, .failed = count};
+    return run(&b, done);
+}
+
+h5zgpu_status h5zgpu_compress_device_batch(const h5zgpu_params *p, size_t count,
+                                           const void *const *d_in, void *const *d_out,
+                                           const size_t *out_cap, size_t *out_len, int device,
+                                           size_t *done)
+{
+    if (done)
+        *done = 0;
+    if (count && (!p || !d_in || !d_out || !out_cap || !out_len))
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "a batch pointer is NULL");
+    if (device < 0)
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "CUDA device %d does not exist", device);
+    batch b = {.count = count, .p = p, .in = d_in, .out = d_out, .out_cap = out_cap,
+               .out_len = out_len, .device = device, .lock = PTHREAD_MUTEX_INITIALIZER,
+               .failed = count};
+    return run(&b, done);
+}
+
+h5zgpu_status h5zgpu_decompress_device_batch(size_t count, const void *const *d_in,
+                                             const size_t *in_len, void *const *d_out,
+                                             const size_t *out_cap, size_t *out_len, int device,
+                                             size_t *done)
+{
+    if (done)
+        *done = 0;
+    if (count && (!d_in || !in_len || !d_out || !out_cap || !out_len))
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "a batch pointer is NULL");
+    if (device < 0)
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "CUDA device %d does not exist", device);
+    batch b = {.count = count, .in = d_in, .in_len = in_len, .out = d_out, .out_cap = out_cap,
+               .out_len = out_len, .device = device, .lock = PTHREAD_MUTEX_INITIALIZER,
                .failed = count};
     return run(&b, done);
 }

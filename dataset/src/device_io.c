@@ -1,7 +1,10 @@
-/* Whole-dataset I/O with device buffers: each chunk is cut out of the block and padded on the
- * GPU (cudaMemcpy3D over the fill value or the stored chunk, decompressed there), compressed
- * there, and only its compressed bytes cross PCIe to H5Dwrite_chunk; reads go the other way.
- * Work is ordered on the legacy default stream, after what the caller queued there. */
+/* Whole-dataset I/O with device buffers. Writes: the calling thread cuts a batch of chunks out
+ * of the block on the GPU (cudaMemcpy3D over the fill value, or over the stored chunk
+ * decompressed there) while a helper thread compresses the batch before it on the GPU
+ * (h5zgpu_compress_device_batch: several chunks in flight) and brings back only its compressed
+ * bytes, which the calling thread then stores with H5Dwrite_chunk. Reads go the other way.
+ * HDF5 is called from the calling thread only. The block is read or written after the work
+ * the caller queued on the legacy default stream. */
 #include "device_io.h"
 
 #include "error.h"
@@ -9,17 +12,30 @@
 #ifdef H5ZGPU_HAVE_CUDA
 
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-typedef struct gpu {
+typedef struct dbatch {
+    const ds_plan *pl;
     int device;
-    void *d_chunk;    /* a chunk being cut or placed */
-    void *d_fill;     /* a chunk of the fill value */
-    void *d_blob;     /* compressed bytes */
-    void *h_blob;     /* their pinned host copy */
-    size_t h_cap;
-} gpu;
+    void *block;
+    size_t first, count, size;   /* chunk indices first .. first+count-1; room for size */
+    cudaStream_t s;              /* this batch's copies */
+    unsigned char *d_chunks;     /* size x chunk_bytes */
+    unsigned char *d_blobs;      /* size x cap */
+    unsigned char *h_blobs;      /* size x cap, pinned */
+    const void **in;
+    void **out;
+    size_t *in_len, *out_cap, *out_len;
+    int *stored;                 /* reads: the chunk is in the file */
+    const void *fill;            /* a device chunk of the fill value */
+    h5zgpu_status st;
+    char msg[512];
+    pthread_t thread;
+    int running;
+} dbatch;
 
 static h5zgpu_status cuda_failed(cudaError_t e, const char *what)
 {
@@ -27,53 +43,86 @@ static h5zgpu_status cuda_failed(cudaError_t e, const char *what)
                    cudaGetErrorString(e));
 }
 
-static void gpu_free(gpu *g)
+static void dbatch_free(dbatch *b)
 {
-    cudaFree(g->d_chunk);
-    cudaFree(g->d_fill);
-    cudaFree(g->d_blob);
-    cudaFreeHost(g->h_blob);
+    if (b->s)
+        cudaStreamDestroy(b->s);
+    cudaFree(b->d_chunks);
+    cudaFree(b->d_blobs);
+    cudaFreeHost(b->h_blobs);
+    free(b->in);
+    free(b->out);
+    free(b->in_len);
+    free(b->out_cap);
+    free(b->out_len);
+    free(b->stored);
 }
 
-static h5zgpu_status gpu_open(const ds_plan *pl, const void *d_block, gpu *g)
+static h5zgpu_status dbatch_alloc(dbatch *b, const ds_plan *pl, int device, void *block,
+                                  const void *fill, size_t size)
 {
-    struct cudaPointerAttributes at;
     cudaError_t e;
-    *g = (gpu){0};
-    if (pl->rank > 3)
-        return hz_fail(H5ZGPU_E_UNSUPPORTED, "h5zgpu_dataset: device buffers of rank %u (at "
-                       "most 3; use a host buffer)", pl->rank);
-    if (cudaPointerGetAttributes(&at, d_block) != cudaSuccess ||
-        (at.type != cudaMemoryTypeDevice && at.type != cudaMemoryTypeManaged)) {
-        cudaGetLastError();
-        return hz_fail(H5ZGPU_E_INVALID_ARG, "h5zgpu_dataset: the buffer is not CUDA device "
-                       "memory (pass H5ZGPU_MEMORY_HOST for host memory)");
-    }
-    g->device = at.device;
-    void *fill = malloc(pl->chunk_bytes);
-    if (!fill)
+    memset(b, 0, sizeof *b);
+    b->pl = pl;
+    b->device = device;
+    b->block = block;
+    b->fill = fill;
+    b->size = size;
+    b->in = malloc(size * sizeof *b->in);
+    b->out = malloc(size * sizeof *b->out);
+    b->in_len = malloc(size * sizeof *b->in_len);
+    b->out_cap = malloc(size * sizeof *b->out_cap);
+    b->out_len = malloc(size * sizeof *b->out_len);
+    b->stored = malloc(size * sizeof *b->stored);
+    if (!b->in || !b->out || !b->in_len || !b->out_cap || !b->out_len || !b->stored) {
+        dbatch_free(b);
         return hz_fail(H5ZGPU_E_NOMEM, "h5zgpu_dataset: out of memory");
-    ds_fill_chunk(pl, fill);
-    g->h_cap = pl->cap;
-    if ((e = cudaSetDevice(g->device)) != cudaSuccess ||
-        (e = cudaMalloc(&g->d_chunk, pl->chunk_bytes)) != cudaSuccess ||
-        (e = cudaMalloc(&g->d_fill, pl->chunk_bytes)) != cudaSuccess ||
-        (e = cudaMalloc(&g->d_blob, pl->cap)) != cudaSuccess ||
-        (e = cudaMallocHost(&g->h_blob, g->h_cap)) != cudaSuccess ||
-        (e = cudaMemcpy(g->d_fill, fill, pl->chunk_bytes, cudaMemcpyHostToDevice)) !=
-            cudaSuccess) {
-        free(fill);
-        gpu_free(g);
-        return cuda_failed(e, "setting up the device buffers");
     }
-    free(fill);
+    if ((e = cudaStreamCreateWithFlags(&b->s, cudaStreamNonBlocking)) != cudaSuccess ||
+        (e = cudaMalloc((void **)&b->d_chunks, size * pl->chunk_bytes)) != cudaSuccess ||
+        (e = cudaMalloc((void **)&b->d_blobs, size * pl->cap)) != cudaSuccess ||
+        (e = cudaMallocHost((void **)&b->h_blobs, size * pl->cap)) != cudaSuccess) {
+        dbatch_free(b);
+        return cuda_failed(e, "setting up a batch's device buffers");
+    }
     return H5ZGPU_OK;
 }
 
-/* Copies the overlap of a chunk between the block and a chunk buffer, both in device memory;
- * axes are padded to three in front. */
+/* Keeps the failure of chunk `at` of the batch, naming it by its origin. */
+static void dbatch_failed(dbatch *b, h5zgpu_status st, size_t at, const char *what)
+{
+    ds_overlap ov;
+    char where[256];
+    ds_overlap_of(b->pl, b->first + at, &ov);
+    b->st = st;
+    snprintf(b->msg, sizeof b->msg, "h5zgpu_dataset: %s the chunk at %s: %s", what,
+             ds_origin_text(b->pl, ov.origin, where, sizeof where), h5zgpu_last_error());
+}
+
+static h5zgpu_status dbatch_start(dbatch *b, void *(*work)(void *))
+{
+    b->st = H5ZGPU_OK;
+    if (pthread_create(&b->thread, NULL, work, b) != 0) {
+        work(b);   /* no thread to be had: do it here */
+        return b->st;
+    }
+    b->running = 1;
+    return H5ZGPU_OK;
+}
+
+static h5zgpu_status dbatch_join(dbatch *b)
+{
+    if (b->running) {
+        pthread_join(b->thread, NULL);
+        b->running = 0;
+    }
+    return b->st == H5ZGPU_OK ? H5ZGPU_OK : hz_fail(b->st, "%s", b->msg);
+}
+
+/* Copies a chunk's overlap between the block and a chunk buffer, both in device memory, on
+ * stream s; axes are padded to three in front. */
 static cudaError_t copy_overlap(const ds_plan *pl, const ds_overlap *ov, int to_chunk,
-                                void *block, void *chunk)
+                                void *block, void *chunk, cudaStream_t s)
 {
     size_t n[3], bs[3], bp[3], cs[3], cp[3];
     unsigned pad = 3 - pl->rank;
@@ -99,110 +148,269 @@ static cudaError_t copy_overlap(const ds_plan *pl, const ds_overlap *ov, int to_
     m.dstPos = to_chunk ? cpos : bpos;
     m.extent = (struct cudaExtent){.width = n[2] * e, .height = n[1], .depth = n[0]};
     m.kind = cudaMemcpyDeviceToDevice;
-    return cudaMemcpy3DAsync(&m, 0);
+    return cudaMemcpy3DAsync(&m, s);
 }
 
-/* The stored chunk at origin decompressed into g->d_chunk; *found 0 when there is none. */
-static h5zgpu_status stored_to_device(const ds_plan *pl, gpu *g, const hsize_t *origin,
-                                      int *found)
-{
-    void *blob;
-    size_t len, got = 0;
-    h5zgpu_status st = ds_stored(pl, origin, &blob, &len);
-    *found = blob != NULL;
-    if (st != H5ZGPU_OK || !blob)
-        return st;
-    if (len > pl->cap) {
-        free(blob);
-        return hz_fail(H5ZGPU_E_CORRUPT, "h5zgpu_dataset: a stored chunk is larger than any "
-                       "chunk of these parameters");
-    }
-    cudaError_t e = cudaMemcpy(g->d_blob, blob, len, cudaMemcpyHostToDevice);
-    free(blob);
-    if (e != cudaSuccess)
-        return cuda_failed(e, "copying a stored chunk to the GPU");
-    st = h5zgpu_decompress_device(g->d_blob, len, g->d_chunk, pl->chunk_bytes, &got, g->device,
-                                  NULL);
-    if (st == H5ZGPU_OK && got != pl->chunk_bytes)
-        st = hz_fail(H5ZGPU_E_CORRUPT, "the chunk decompressed to the wrong size");
-    if (st != H5ZGPU_OK) {
-        char where[256], msg[512];
-        snprintf(msg, sizeof msg, "%s", h5zgpu_last_error());
-        return hz_fail(st, "h5zgpu_dataset: the stored chunk at %s: %s",
-                       ds_origin_text(pl, origin, where, sizeof where), msg);
-    }
-    return H5ZGPU_OK;
-}
-
-static h5zgpu_status write_chunk(const ds_plan *pl, gpu *g, size_t k, const void *d_block)
+/* The block is exactly one chunk: it is compressed where it lies. */
+static int block_is_the_chunk(const ds_plan *pl)
 {
     ds_overlap ov;
-    char where[256];
+    ds_overlap_of(pl, 0, &ov);
+    return pl->nchunks == 1 && ov.whole;
+}
+
+/* Batch b's chunks, cut out of the block on the GPU: over what a partly covered chunk held
+ * (decompressed there) or the fill value. */
+static h5zgpu_status cut_batch(dbatch *b)
+{
+    const ds_plan *pl = b->pl;
     cudaError_t e = cudaSuccess;
-    int found = 0, in_place = 1;
-    ds_overlap_of(pl, k, &ov);
-    for (unsigned d = 0; d < pl->rank; d++)   /* the block is this very chunk */
-        in_place = in_place && ov.whole && pl->count[d] == pl->chunk[d];
-    const void *src = in_place ? d_block : g->d_chunk;
-    if (!in_place) {
-        h5zgpu_status st = ov.whole ? H5ZGPU_OK : stored_to_device(pl, g, ov.origin, &found);
+    if (block_is_the_chunk(pl)) {
+        b->in[0] = b->block;
+        return H5ZGPU_OK;
+    }
+    for (size_t c = 0; c < b->count; c++) {
+        ds_overlap ov;
+        unsigned char *chunk = b->d_chunks + c * pl->chunk_bytes;
+        void *old = NULL;
+        size_t len = 0, got = 0;
+        b->in[c] = chunk;
+        ds_overlap_of(pl, b->first + c, &ov);
+        h5zgpu_status st = ov.whole ? H5ZGPU_OK : ds_stored(pl, ov.origin, &old, &len);
         if (st != H5ZGPU_OK)
             return st;
-        if ((!ov.whole && !found &&
-             (e = cudaMemcpyAsync(g->d_chunk, g->d_fill, pl->chunk_bytes,
-                                  cudaMemcpyDeviceToDevice, 0)) != cudaSuccess) ||
-            (e = copy_overlap(pl, &ov, 1, (void *)d_block, g->d_chunk)) != cudaSuccess)
+        if (old) {
+            e = cudaMemcpy(b->d_blobs, old, len < pl->cap ? len : pl->cap,
+                           cudaMemcpyHostToDevice);
+            free(old);
+            if (e != cudaSuccess)
+                return cuda_failed(e, "copying a stored chunk to the GPU");
+            st = len > pl->cap ? hz_fail(H5ZGPU_E_CORRUPT, "larger than any chunk can be")
+                               : h5zgpu_decompress_device(b->d_blobs, len, chunk,
+                                                          pl->chunk_bytes, &got, b->device,
+                                                          NULL);
+            if (st == H5ZGPU_OK && got != pl->chunk_bytes)
+                st = hz_fail(H5ZGPU_E_CORRUPT, "the chunk decompressed to the wrong size");
+            if (st != H5ZGPU_OK) {
+                dbatch_failed(b, st, c, "decompressing the stored");
+                return hz_fail(st, "%s", b->msg);
+            }
+        } else if (!ov.whole) {
+            e = cudaMemcpyAsync(chunk, b->fill, pl->chunk_bytes, cudaMemcpyDeviceToDevice, b->s);
+        }
+        if (e != cudaSuccess || (e = copy_overlap(pl, &ov, 1, b->block, chunk, b->s)) !=
+                                    cudaSuccess)
             return cuda_failed(e, "cutting a chunk on the GPU");
     }
-    size_t len = 0;
-    h5zgpu_status st = h5zgpu_compress_device(&pl->p, src, g->d_blob, pl->cap, &len, g->device,
-                                              NULL);
-    if (st != H5ZGPU_OK) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", h5zgpu_last_error());
-        return hz_fail(st, "h5zgpu_dataset: compressing the chunk at %s: %s",
-                       ds_origin_text(pl, ov.origin, where, sizeof where), msg);
+    e = cudaStreamSynchronize(b->s);
+    return e == cudaSuccess ? H5ZGPU_OK : cuda_failed(e, "cutting chunks on the GPU");
+}
+
+static void *compress_batch(void *arg)
+{
+    dbatch *b = arg;
+    const ds_plan *pl = b->pl;
+    size_t done = 0;
+    cudaSetDevice(b->device);
+    for (size_t c = 0; c < b->count; c++) {
+        b->out[c] = b->d_blobs + c * pl->cap;
+        b->out_cap[c] = pl->cap;
     }
-    if ((e = cudaMemcpy(g->h_blob, g->d_blob, len, cudaMemcpyDeviceToHost)) != cudaSuccess)
-        return cuda_failed(e, "copying a compressed chunk to the host");
-    if (H5Dwrite_chunk(pl->dset, H5P_DEFAULT, 0, ov.origin, len, g->h_blob) < 0)
-        return hz_fail(H5ZGPU_E_INVALID_ARG, "h5zgpu_dataset: H5Dwrite_chunk of the chunk at %s "
-                       "failed", ds_origin_text(pl, ov.origin, where, sizeof where));
+    h5zgpu_status st = h5zgpu_compress_device_batch(&pl->p, b->count, b->in, b->out,
+                                                    b->out_cap, b->out_len, b->device, &done);
+    if (st != H5ZGPU_OK) {
+        dbatch_failed(b, st, done, "compressing");
+        return NULL;
+    }
+    for (size_t c = 0; c < b->count; c++) {
+        cudaError_t e = cudaMemcpyAsync(b->h_blobs + c * pl->cap, b->out[c], b->out_len[c],
+                                        cudaMemcpyDeviceToHost, b->s);
+        if (e == cudaSuccess && c + 1 == b->count)
+            e = cudaStreamSynchronize(b->s);
+        if (e != cudaSuccess) {
+            cuda_failed(e, "copying compressed chunks to the host");
+            dbatch_failed(b, H5ZGPU_E_DEVICE, c, "copying");
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static h5zgpu_status store_batch(const dbatch *b)
+{
+    for (size_t c = 0; c < b->count; c++) {
+        ds_overlap ov;
+        char where[256];
+        ds_overlap_of(b->pl, b->first + c, &ov);
+        if (H5Dwrite_chunk(b->pl->dset, H5P_DEFAULT, 0, ov.origin, b->out_len[c],
+                           b->h_blobs + c * b->pl->cap) < 0)
+            return hz_fail(H5ZGPU_E_INVALID_ARG, "h5zgpu_dataset: H5Dwrite_chunk of the chunk "
+                           "at %s failed", ds_origin_text(b->pl, ov.origin, where,
+                                                          sizeof where));
+    }
     return H5ZGPU_OK;
 }
 
-static h5zgpu_status read_chunk(const ds_plan *pl, gpu *g, size_t k, void *d_block)
+/* Batch b's stored chunks into its pinned buffer (stored[c] 0: never written). */
+static h5zgpu_status fetch_batch(dbatch *b)
 {
-    ds_overlap ov;
-    int found;
-    ds_overlap_of(pl, k, &ov);
-    h5zgpu_status st = stored_to_device(pl, g, ov.origin, &found);
-    if (st != H5ZGPU_OK)
-        return st;
-    cudaError_t e = copy_overlap(pl, &ov, 0, d_block, found ? g->d_chunk : g->d_fill);
+    const ds_plan *pl = b->pl;
+    for (size_t c = 0; c < b->count; c++) {
+        ds_overlap ov;
+        void *blob;
+        size_t len;
+        ds_overlap_of(pl, b->first + c, &ov);
+        h5zgpu_status st = ds_stored(pl, ov.origin, &blob, &len);
+        if (st != H5ZGPU_OK)
+            return st;
+        b->stored[c] = blob != NULL;
+        if (blob && len > pl->cap) {
+            free(blob);
+            dbatch_failed(b, H5ZGPU_E_CORRUPT, c, "reading");
+            return hz_fail(H5ZGPU_E_CORRUPT, "%s: larger than any chunk can be", b->msg);
+        }
+        if (blob)
+            memcpy(b->h_blobs + c * pl->cap, blob, len);
+        free(blob);
+        b->in_len[c] = len;
+    }
+    return H5ZGPU_OK;
+}
+
+static void *decompress_batch(void *arg)
+{
+    dbatch *b = arg;
+    const ds_plan *pl = b->pl;
+    size_t n = 0, done = 0, at[2] = {0, 0};
+    cudaError_t e = cudaSuccess;
+    cudaSetDevice(b->device);
+    for (size_t c = 0; c < b->count && e == cudaSuccess; c++) {
+        if (!b->stored[c])
+            continue;
+        e = cudaMemcpyAsync(b->d_blobs + c * pl->cap, b->h_blobs + c * pl->cap, b->in_len[c],
+                            cudaMemcpyHostToDevice, b->s);
+        b->in[n] = b->d_blobs + c * pl->cap;
+        b->in_len[n] = b->in_len[c];
+        b->out[n] = b->d_chunks + c * pl->chunk_bytes;
+        b->out_cap[n++] = pl->chunk_bytes;
+    }
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(0);
-    return e == cudaSuccess ? H5ZGPU_OK : cuda_failed(e, "placing a chunk on the GPU");
+        e = cudaStreamSynchronize(b->s);
+    if (e != cudaSuccess) {
+        cuda_failed(e, "copying stored chunks to the GPU");
+        dbatch_failed(b, H5ZGPU_E_DEVICE, 0, "copying");
+        return NULL;
+    }
+    h5zgpu_status st = n ? h5zgpu_decompress_device_batch(n, b->in, b->in_len, b->out,
+                                                          b->out_cap, b->out_len, b->device,
+                                                          &done)
+                         : H5ZGPU_OK;
+    for (size_t k = 0; st == H5ZGPU_OK && k < n; k++)
+        if (b->out_len[k] != pl->chunk_bytes) {
+            st = hz_fail(H5ZGPU_E_CORRUPT, "the chunk decompressed to the wrong size");
+            done = k;
+        }
+    if (st != H5ZGPU_OK) {   /* done counts stored chunks: find the failing one's index */
+        for (size_t c = 0; c < b->count; c++)
+            if (b->stored[c] && at[0]++ == done)
+                at[1] = c;
+        dbatch_failed(b, st, at[1], "decompressing");
+        return NULL;
+    }
+    for (size_t c = 0; c < b->count && e == cudaSuccess; c++) {
+        ds_overlap ov;
+        ds_overlap_of(pl, b->first + c, &ov);
+        e = copy_overlap(pl, &ov, 0, b->block,
+                         b->stored[c] ? b->d_chunks + c * pl->chunk_bytes : (void *)b->fill, b->s);
+    }
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(b->s);
+    if (e != cudaSuccess) {
+        cuda_failed(e, "placing chunks on the GPU");
+        dbatch_failed(b, H5ZGPU_E_DEVICE, 0, "placing");
+    }
+    return NULL;
+}
+
+/* What both directions share: the buffer's device, a device chunk of the fill value, two
+ * batches; then the pipeline. */
+static h5zgpu_status pipeline(const ds_plan *pl, void *block, int writing)
+{
+    struct cudaPointerAttributes at;
+    if (pl->rank > 3)
+        return hz_fail(H5ZGPU_E_UNSUPPORTED, "h5zgpu_dataset: device buffers of rank %u (at "
+                       "most 3; use a host buffer)", pl->rank);
+    if (cudaPointerGetAttributes(&at, block) != cudaSuccess ||
+        (at.type != cudaMemoryTypeDevice && at.type != cudaMemoryTypeManaged)) {
+        cudaGetLastError();
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "h5zgpu_dataset: the buffer is not CUDA device "
+                       "memory (pass H5ZGPU_MEMORY_HOST for host memory)");
+    }
+    int prev = 0;
+    cudaGetDevice(&prev);
+    void *fill = NULL, *host_fill = malloc(pl->chunk_bytes);
+    cudaError_t e;
+    if (!host_fill)
+        return hz_fail(H5ZGPU_E_NOMEM, "h5zgpu_dataset: out of memory");
+    ds_fill_chunk(pl, host_fill);
+    if ((e = cudaSetDevice(at.device)) != cudaSuccess ||
+        (e = cudaStreamSynchronize(0)) != cudaSuccess ||   /* the caller's work on the block */
+        (e = cudaMalloc(&fill, pl->chunk_bytes)) != cudaSuccess ||
+        (e = cudaMemcpy(fill, host_fill, pl->chunk_bytes, cudaMemcpyHostToDevice)) !=
+            cudaSuccess) {
+        free(host_fill);
+        cudaFree(fill);
+        cudaSetDevice(prev);
+        return cuda_failed(e, "setting up the device buffers");
+    }
+    free(host_fill);
+    size_t size = block_is_the_chunk(pl) ? 1 : ds_batch_chunks(pl);
+    dbatch b[2];
+    h5zgpu_status st = dbatch_alloc(&b[0], pl, at.device, block, fill, size);
+    if (st == H5ZGPU_OK && (st = dbatch_alloc(&b[1], pl, at.device, block, fill, size)) !=
+                               H5ZGPU_OK)
+        dbatch_free(&b[0]);
+    const int made = st == H5ZGPU_OK;
+    /* writes: cut batch i, then store batch i-1 while batch i compresses;
+     * reads: fetch batch i's stored bytes while batch i-1 decompresses into the block */
+    dbatch *prevb = NULL;
+    for (size_t first = 0, i = 0; st == H5ZGPU_OK && (first < pl->nchunks || prevb); i++) {
+        dbatch *cur = first < pl->nchunks ? &b[i % 2] : NULL;
+        if (cur) {
+            cur->first = first;
+            cur->count = pl->nchunks - first < size ? pl->nchunks - first : size;
+            st = writing ? cut_batch(cur) : fetch_batch(cur);
+            first += cur->count;
+        }
+        if (prevb) {
+            h5zgpu_status done = dbatch_join(prevb);
+            st = st != H5ZGPU_OK ? st : done;
+        }
+        if (cur && st == H5ZGPU_OK)
+            st = dbatch_start(cur, writing ? compress_batch : decompress_batch);
+        if (writing && prevb && st == H5ZGPU_OK)
+            st = store_batch(prevb);
+        prevb = cur;
+    }
+    if (made) {
+        dbatch_join(&b[0]);
+        dbatch_join(&b[1]);
+        dbatch_free(&b[0]);
+        dbatch_free(&b[1]);
+    }
+    cudaFree(fill);
+    cudaSetDevice(prev);
+    return st;
 }
 
 h5zgpu_status ds_write_device(const ds_plan *pl, const void *d_block)
 {
-    gpu g;
-    h5zgpu_status st = gpu_open(pl, d_block, &g);
-    for (size_t k = 0; st == H5ZGPU_OK && k < pl->nchunks; k++)
-        st = write_chunk(pl, &g, k, d_block);
-    gpu_free(&g);
-    return st;
+    return pipeline(pl, (void *)d_block, 1);
 }
 
 h5zgpu_status ds_read_device(const ds_plan *pl, void *d_block)
 {
-    gpu g;
-    h5zgpu_status st = gpu_open(pl, d_block, &g);
-    for (size_t k = 0; st == H5ZGPU_OK && k < pl->nchunks; k++)
-        st = read_chunk(pl, &g, k, d_block);
-    gpu_free(&g);
-    return st;
+    return pipeline(pl, d_block, 0);
 }
 
 #else

@@ -4,6 +4,7 @@
 #include "host_io.h"
 
 #include "error.h"
+#include "parallel.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -77,6 +78,26 @@ static void batch_failed(batch *b, h5zgpu_status st, size_t done, const char *wh
              ds_origin_text(b->pl, ov.origin, where, sizeof where), h5zgpu_last_error());
 }
 
+/* Copies between the block and a batch's chunks, a chunk a task, on every core. */
+typedef struct copy_job {
+    batch *b;
+    void *block;
+    int to_chunk;
+} copy_job;
+
+static void copy_task(void *ctx, uint64_t i)
+{
+    const copy_job *j = ctx;
+    const ds_plan *pl = j->b->pl;
+    ds_overlap ov;
+    ds_overlap_of(pl, j->b->first + (size_t)i, &ov);
+    unsigned char *chunk = j->b->chunks + (size_t)i * pl->chunk_bytes;
+    if (j->to_chunk)
+        ds_block_to_chunk(pl, &ov, j->block, chunk);
+    else
+        ds_chunk_to_block(pl, &ov, chunk, j->block);
+}
+
 static void *compress_batch(void *arg)
 {
     batch *b = arg;
@@ -130,11 +151,8 @@ static void *decompress_batch(void *arg)
         batch_failed(b, st, bad, "decompressing");
         return NULL;
     }
-    for (size_t i = 0; i < b->count; i++) {
-        ds_overlap ov;
-        ds_overlap_of(pl, b->first + i, &ov);
-        ds_chunk_to_block(pl, &ov, b->chunks + i * pl->chunk_bytes, b->block);
-    }
+    copy_job j = {b, b->block, 0};
+    hz_parallel_for(b->count, copy_task, &j);
     return NULL;
 }
 
@@ -158,35 +176,48 @@ static h5zgpu_status batch_join(batch *b)
     return b->st == H5ZGPU_OK ? H5ZGPU_OK : hz_fail(b->st, "%s", b->msg);
 }
 
-/* The chunk as the filter gets it: the block's values over what the chunk held (read back and
- * decompressed) or, new to the file, over the fill value. */
-static h5zgpu_status cut_chunk(const ds_plan *pl, const h5zgpu_exec *exec, size_t k,
-                               const void *block, void *chunk)
+/* What a partly covered chunk held before: decompressed from the file or, new to the file,
+ * the fill value (HDF5's calls stay on this thread). Chunks the block covers whole need none. */
+static h5zgpu_status prepare_chunk(const ds_plan *pl, const h5zgpu_exec *exec, size_t k,
+                                   void *chunk)
 {
     ds_overlap ov;
     ds_overlap_of(pl, k, &ov);
-    if (!ov.whole) {
-        void *old;
-        size_t len, got = 0;
-        h5zgpu_status st = ds_stored(pl, ov.origin, &old, &len);
+    if (ov.whole)
+        return H5ZGPU_OK;
+    void *old;
+    size_t len, got = 0;
+    h5zgpu_status st = ds_stored(pl, ov.origin, &old, &len);
+    if (st != H5ZGPU_OK)
+        return st;
+    if (!old) {
+        ds_fill_chunk(pl, chunk);
+        return H5ZGPU_OK;
+    }
+    st = h5zgpu_decompress(old, len, chunk, pl->chunk_bytes, &got, exec);
+    free(old);
+    if (st == H5ZGPU_OK && got != pl->chunk_bytes)
+        st = hz_fail(H5ZGPU_E_CORRUPT, "the chunk decompressed to the wrong size");
+    if (st != H5ZGPU_OK) {
+        char where[256], msg[512];
+        snprintf(msg, sizeof msg, "%s", h5zgpu_last_error());
+        return hz_fail(st, "h5zgpu_dataset: the stored chunk at %s: %s",
+                       ds_origin_text(pl, ov.origin, where, sizeof where), msg);
+    }
+    return H5ZGPU_OK;
+}
+
+/* The batch's chunks as the filter gets them: the block's values over what prepare_chunk left. */
+static h5zgpu_status cut_batch(batch *b, const h5zgpu_exec *exec, const void *block)
+{
+    for (size_t c = 0; c < b->count; c++) {
+        h5zgpu_status st = prepare_chunk(b->pl, exec, b->first + c,
+                                         b->chunks + c * b->pl->chunk_bytes);
         if (st != H5ZGPU_OK)
             return st;
-        if (old) {
-            st = h5zgpu_decompress(old, len, chunk, pl->chunk_bytes, &got, exec);
-            free(old);
-            if (st == H5ZGPU_OK && got != pl->chunk_bytes)
-                st = hz_fail(H5ZGPU_E_CORRUPT, "the chunk decompressed to the wrong size");
-            if (st != H5ZGPU_OK) {
-                char where[256], msg[512];
-                snprintf(msg, sizeof msg, "%s", h5zgpu_last_error());
-                return hz_fail(st, "h5zgpu_dataset: the stored chunk at %s: %s",
-                               ds_origin_text(pl, ov.origin, where, sizeof where), msg);
-            }
-        } else {
-            ds_fill_chunk(pl, chunk);
-        }
     }
-    ds_block_to_chunk(pl, &ov, block, chunk);
+    copy_job j = {b, (void *)block, 1};
+    hz_parallel_for(b->count, copy_task, &j);
     return H5ZGPU_OK;
 }
 
@@ -223,8 +254,7 @@ h5zgpu_status ds_write_host(const ds_plan *pl, const void *block, const h5zgpu_e
         if (cur) {
             cur->first = first;
             cur->count = pl->nchunks - first < size ? pl->nchunks - first : size;
-            for (size_t c = 0; st == H5ZGPU_OK && c < cur->count; c++)
-                st = cut_chunk(pl, exec, first + c, block, cur->chunks + c * pl->chunk_bytes);
+            st = cut_batch(cur, exec, block);
             first += cur->count;
         }
         if (prev) {

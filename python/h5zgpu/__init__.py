@@ -19,7 +19,7 @@ import sys
 
 __version__ = "0.1.0"
 __all__ = ["FILTER_ID", "FILTER_NAME", "CODECS", "MODES", "filter", "cd_values", "eb_to_words",
-           "eb_from_words", "plugin_dir", "register", "write", "read"]
+           "eb_from_words", "plugin_dir", "register", "write", "read", "gpu_available"]
 
 FILTER_ID = 33900
 FILTER_NAME = "h5zgpu"
@@ -201,7 +201,15 @@ def write(dset, data, selection=None):
 
 
 def read(dset, selection=None, out=None):
-    """dset[selection] through direct chunk reads and batched decompression (h5zgpu.bulk)."""
+    """dset[selection] through direct chunk reads and batched decompression, into out when given
+    (NumPy, or a GPU array with CuPy, filled on the GPU) (h5zgpu.bulk)."""
     from .bulk import read as _read
 
     return _read(dset, selection, out)
+
+
+def gpu_available():
+    """True when the codec library (libh5zgpu.so) was built with CUDA and sees a usable GPU."""
+    from .bulk import gpu_available as _gpu_available
+
+    return _gpu_available()

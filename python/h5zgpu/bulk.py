@@ -76,10 +76,18 @@ def _load():
         lib.h5zgpu_decompress_device.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
                                                  ctypes.c_void_p, ctypes.c_size_t, szp,
                                                  ctypes.c_int, ctypes.c_void_p]
+        lib.h5zgpu_compress_device_batch.argtypes = [P(_Params), ctypes.c_size_t, vpp, vpp, szp,
+                                                     szp, ctypes.c_int, szp]
+        lib.h5zgpu_decompress_device_batch.argtypes = [ctypes.c_size_t, vpp, szp, vpp, szp, szp,
+                                                       ctypes.c_int, szp]
         lib.h5zgpu_last_error.restype = ctypes.c_char_p
         lib.h5zgpu_status_string.restype = ctypes.c_char_p
         _lib = lib
     return _lib
+
+
+def gpu_available():
+    return bool(_load().h5zgpu_gpu_available())
 
 
 def _check(st, what):
@@ -258,15 +266,18 @@ def write(dset, data, selection=None):
 
 def read(dset, selection=None, out=None):
     """dset[selection] (slices with step 1; None: the whole dataset) through direct chunk reads
-    and batched decompression, into out when given (NumPy array of the selection's shape)."""
+    and batched decompression, into out when given: a NumPy array of the selection's shape, or a
+    GPU array (CuPy), which is filled on the GPU."""
     layout = _Layout(dset)
     start, stop = _selection(dset, selection)
     want = tuple(b - a for a, b in zip(start, stop))
     if out is None:
         out = np.empty(want, dtype=layout.dtype)
-    elif tuple(out.shape) != want:
-        raise ValueError(f"h5zgpu: out of shape {tuple(out.shape)} for a selection of shape "
-                         f"{want}")
+    elif tuple(out.shape) != want or np.dtype(out.dtype) != layout.dtype:
+        raise ValueError(f"h5zgpu: out of shape {tuple(out.shape)} and type {out.dtype} for a "
+                         f"selection of shape {want} and type {layout.dtype}")
+    if _is_gpu_array(out):
+        return _read_gpu(dset, layout, out, start, stop)
     origins = _chunks_of(layout, dset.shape, start, stop)
     for i in range(0, len(origins), BATCH):
         batch = origins[i:i + BATCH]
@@ -280,28 +291,74 @@ def read(dset, selection=None, out=None):
     return out
 
 
+def _device_batch(n, pointers):
+    return (ctypes.c_void_p * n)(*pointers)
+
+
 def _write_gpu(dset, layout, data, start, stop):
-    """write() of a GPU array: each chunk cut, padded and compressed on the GPU (the device API),
-    and only its compressed bytes copied to the host."""
+    """write() of a GPU array: each batch of chunks cut, padded and compressed on the GPU (the
+    device batch API: several chunks in flight), and only compressed bytes copied to the host."""
     import cupy as cp
 
     lib = _load()
     data = cp.asarray(data)
     dev = data.device.id
-    out = cp.empty(layout.cap, dtype=cp.uint8)
-    length = ctypes.c_size_t()
-    stream = cp.cuda.get_current_stream().ptr
-    for o in _chunks_of(layout, dset.shape, start, stop):
-        inside, own, sel, whole = _parts(o, layout.chunks, dset.shape, start, stop)
-        a = cp.full(layout.chunks, layout.fill, dtype=layout.dtype)
-        if not whole:
-            old = _stored(dset, o)
-            if old is not None:
-                a = cp.asarray(_decompress(layout, [old])[0])
-        a[own] = data[sel]
-        a = cp.ascontiguousarray(a)
-        _check(lib.h5zgpu_compress_device(ctypes.byref(layout.params), a.data.ptr, out.data.ptr,
-                                          layout.cap, ctypes.byref(length), dev, stream),
-               "compressing a chunk on the GPU")
-        dset.id.write_direct_chunk(o, out[:length.value].get().tobytes(), 0)
+    origins = _chunks_of(layout, dset.shape, start, stop)
+    with data.device:
+        space = cp.empty((BATCH, layout.cap), dtype=cp.uint8)
+        for i in range(0, len(origins), BATCH):
+            batch = origins[i:i + BATCH]
+            chunks = []
+            for o in batch:
+                inside, own, sel, whole = _parts(o, layout.chunks, dset.shape, start, stop)
+                if whole and np.prod([s.stop for s in inside]) == np.prod(layout.chunks):
+                    chunks.append(cp.ascontiguousarray(data[sel], dtype=layout.dtype))
+                    continue
+                old = None if whole else _stored(dset, o)
+                a = (cp.asarray(_decompress(layout, [old])[0]) if old is not None
+                     else cp.full(layout.chunks, layout.fill, dtype=layout.dtype))
+                a[own] = data[sel]
+                chunks.append(a)
+            n = len(batch)
+            cp.cuda.get_current_stream().synchronize()   # the library's streams read them
+            lens = (ctypes.c_size_t * n)()
+            done = ctypes.c_size_t()
+            _check(lib.h5zgpu_compress_device_batch(
+                ctypes.byref(layout.params), n, _device_batch(n, [a.data.ptr for a in chunks]),
+                _device_batch(n, [space[k].data.ptr for k in range(n)]),
+                (ctypes.c_size_t * n)(*([layout.cap] * n)), lens, dev, ctypes.byref(done)),
+                "compressing chunks on the GPU")
+            for k, o in enumerate(batch):
+                dset.id.write_direct_chunk(o, space[k, :lens[k]].get().tobytes(), 0)
 
+
+def _read_gpu(dset, layout, out, start, stop):
+    """read() into a GPU array: only the stored bytes cross PCIe; chunks are decompressed (the
+    device batch API) and placed on the GPU."""
+    import cupy as cp
+
+    lib = _load()
+    dev = out.device.id
+    origins = _chunks_of(layout, dset.shape, start, stop)
+    with out.device:
+        chunks = cp.empty((BATCH,) + layout.chunks, dtype=layout.dtype)
+        for i in range(0, len(origins), BATCH):
+            batch = origins[i:i + BATCH]
+            stored = [(o, _stored(dset, o)) for o in batch]
+            have = [k for k, (_, b) in enumerate(stored) if b is not None]
+            blobs = [cp.asarray(np.frombuffer(stored[k][1], dtype=np.uint8)) for k in have]
+            n = len(have)
+            if n:
+                cp.cuda.get_current_stream().synchronize()
+                lens = (ctypes.c_size_t * n)()
+                done = ctypes.c_size_t()
+                _check(lib.h5zgpu_decompress_device_batch(
+                    n, _device_batch(n, [b.data.ptr for b in blobs]),
+                    (ctypes.c_size_t * n)(*[b.nbytes for b in blobs]),
+                    _device_batch(n, [chunks[k].data.ptr for k in have]),
+                    (ctypes.c_size_t * n)(*([chunks[0].nbytes] * n)), lens, dev,
+                    ctypes.byref(done)), "decompressing chunks on the GPU")
+            for k, (o, b) in enumerate(stored):
+                _, own, sel, _ = _parts(o, layout.chunks, dset.shape, start, stop)
+                out[sel] = chunks[k][own] if b is not None else layout.fill
+    return out

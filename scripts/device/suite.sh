@@ -21,7 +21,8 @@
 #                                          scripts/device/make-baseline.sh REV and carried) and of
 #                                          this tree, one after the other on the same card
 #   bash scripts/device/suite.sh io        needs .debs-mpi/ too (fetch-mpi-debs.sh): the dataset
-#                                          library's and nyx_writer's tests on the GPU; dataset_io
+#                                          library's and nyx_writer's tests on the GPU, the device
+#                                          batch API, test_bulk.py with CuPy; bulk_io.py; dataset_io
 #                                          (whole fields through HDF5: uncompressed, filter,
 #                                          library); nyx_writer on 1, 2, 4 ranks (one GPU each,
 #                                          as many as the machine has), and the AMReX layout
@@ -172,7 +173,17 @@ io)
   (cd "$B" && timeout 200 ctest -R 'hdf5_dataset|nyx_writer|hdf5_mpi|example' \
      --output-on-failure) >"$OUT/ctest-io.log" 2>&1
   grep -E 'Test +#|tests passed|Failed' "$OUT/ctest-io.log"
+  step "gpu_identity --small (the device batch API among it)"
+  timeout 120 "$B/test/gpu/gpu_identity" --small >"$OUT/identity-small.log" 2>&1
+  echo "exit $?"; tail -n 1 "$OUT/identity-small.log"; grep -m 5 FAIL "$OUT/identity-small.log"
   export HDF5_PLUGIN_PATH=$B/plugin
+  step "pytest test_bulk.py ($(python3 -c 'import h5py; print("h5py", h5py.__version__)')), CuPy"
+  H5ZGPU_BIN=$B/bin/h5zgpu timeout 120 python3 -m pytest python_tests/test_bulk.py -q -rs \
+    -p no:cacheprovider 2>&1 | tail -n 3
+  for f in velocity_x; do
+    step "bulk_io.py $f (h5zgpu.write/read from NumPy and CuPy)"
+    timeout 120 python3 bench/bulk_io.py "$DATA" "$N" --field "$f" 2>&1 | tee -a "$OUT/bulk_io.md"
+  done
   for f in velocity_x temperature; do
     for spec in "huffman 64" "fixed 64" "huffman 128"; do
       set -- $spec

@@ -16,6 +16,9 @@ echo "export PATH=$root/usr/bin:\$PATH"
 echo "export LD_LIBRARY_PATH=$lib/openmpi/lib:$lib:$lib/hdf5/openmpi:\${LD_LIBRARY_PATH:-}"
 echo "export OPAL_PREFIX=$root/usr OPAL_SYSCONFDIR=$root/etc/openmpi"
 echo "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+# PMIx's own components, not those of a PMIx the machine may have under /usr
+echo "export PMIX_MCA_mca_base_component_path=$lib/pmix2/lib/pmix"
+echo "export PMIX_MCA_pcompress_base_silence_warning=1"
 echo "export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none"
 echo "export MPIRUN=$root/usr/bin/orterun"
 echo "export H5ZGPU_MPI_CMAKE_FLAGS='-DMPI_C_COMPILER=$root/usr/bin/mpicc.openmpi \

@@ -613,6 +613,71 @@ static void field(const char *path, const char *dims)
 }
 
 /* "1,2,0" into codecs[]. */
+/* The device batch API: chunks of one shape and several patterns, compressed and decompressed
+ * in one call each, must be the CPU's bytes and values chunk for chunk. */
+#define BATCH_CHUNKS 12
+static void device_batch(void)
+{
+    for (size_t k = 0; k < ncodecs; k++) {
+        h5zgpu_params p = {.codec = codecs[k], .mode = H5ZGPU_MODE_REL, .eb = 1e-3,
+                           .dtype = H5ZGPU_FLOAT32, .rank = 3, .dims = {24, 40, 33}};
+        const size_t raw = 24 * 40 * 33 * 4, cap = h5zgpu_compress_bound(&p);
+        uint8_t *host = malloc(BATCH_CHUNKS * (raw + 2 * cap + raw)), *d_all = NULL;
+        const void *in[BATCH_CHUNKS], *cin[BATCH_CHUNKS];
+        void *out[BATCH_CHUNKS], *back[BATCH_CHUNKS];
+        size_t caps[BATCH_CHUNKS], raws[BATCH_CHUNKS], lens[BATCH_CHUNKS], cpu_len[BATCH_CHUNKS],
+            back_len[BATCH_CHUNKS], done = 0;
+        int ok = host && cudaMalloc((void **)&d_all, BATCH_CHUNKS * (raw + cap + raw)) ==
+                             cudaSuccess;
+        tu_expect(ok, "device batch: buffers");
+        for (size_t i = 0; ok && i < BATCH_CHUNKS; i++) {
+            uint8_t *h_in = host + i * raw, *h_cpu = host + BATCH_CHUNKS * raw + i * cap;
+            fill(&p, patterns[i % (sizeof patterns / sizeof patterns[0])], 40 + i, h_in);
+            ok = h5zgpu_compress(&p, h_in, h_cpu, cap, &cpu_len[i], &on_cpu) == H5ZGPU_OK &&
+                 cudaMemcpy(d_all + i * raw, h_in, raw, cudaMemcpyHostToDevice) == cudaSuccess;
+            in[i] = d_all + i * raw;
+            out[i] = d_all + BATCH_CHUNKS * raw + i * cap;
+            back[i] = d_all + BATCH_CHUNKS * (raw + cap) + i * raw;
+            caps[i] = cap;
+            raws[i] = raw;
+            cin[i] = out[i];
+        }
+        h5zgpu_status st = ok ? h5zgpu_compress_device_batch(&p, BATCH_CHUNKS, in, out, caps,
+                                                             lens, 0, &done)
+                              : H5ZGPU_E_DEVICE;
+        tu_expect(st == H5ZGPU_OK && done == BATCH_CHUNKS, "device batch, codec %s: %s (%s)",
+                  codec_name(p.codec), h5zgpu_status_string(st), h5zgpu_last_error());
+        for (size_t i = 0; st == H5ZGPU_OK && i < BATCH_CHUNKS; i++) {
+            uint8_t *h_gpu = host + BATCH_CHUNKS * (raw + cap) + i * cap;
+            int same = lens[i] == cpu_len[i] &&
+                       cudaMemcpy(h_gpu, out[i], lens[i], cudaMemcpyDeviceToHost) ==
+                           cudaSuccess &&
+                       memcmp(h_gpu, host + BATCH_CHUNKS * raw + i * cap, lens[i]) == 0;
+            tu_expect(same, "device batch, codec %s: chunk %zu differs from the CPU's",
+                      codec_name(p.codec), i);
+        }
+        st = st == H5ZGPU_OK ? h5zgpu_decompress_device_batch(BATCH_CHUNKS, cin, lens, back,
+                                                              raws, back_len, 0, &done)
+                             : st;
+        tu_expect(st == H5ZGPU_OK, "device batch decompression, codec %s: %s (%s)",
+                  codec_name(p.codec), h5zgpu_status_string(st), h5zgpu_last_error());
+        for (size_t i = 0; st == H5ZGPU_OK && i < BATCH_CHUNKS; i++) {
+            uint8_t *h_cpu = host + BATCH_CHUNKS * raw + i * cap;
+            uint8_t *want = host + BATCH_CHUNKS * (raw + 2 * cap), *got = host + i * raw;
+            size_t l = 0;
+            int same = h5zgpu_decompress(h_cpu, cpu_len[i], want, raw, &l, &on_cpu) ==
+                           H5ZGPU_OK &&
+                       back_len[i] == raw &&
+                       cudaMemcpy(got, back[i], raw, cudaMemcpyDeviceToHost) == cudaSuccess &&
+                       memcmp(got, want, raw) == 0;
+            tu_expect(same, "device batch, codec %s: chunk %zu decodes unlike the CPU",
+                      codec_name(p.codec), i);
+        }
+        cudaFree(d_all);
+        free(host);
+    }
+}
+
 static int parse_codecs(const char *s)
 {
     ncodecs = 0;
@@ -658,6 +723,7 @@ int main(int argc, char **argv)
     if (argc == first) {
         synthetic(small);
         fill_cases(small);
+        device_batch();
         if (!small) {
             sampled_cases();
             coverage();

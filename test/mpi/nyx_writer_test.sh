@@ -6,6 +6,7 @@
 #   nyx_writer_test.sh MPIEXEC NYX_WRITER H5DUMP PLUGIN_DIR WORK_DIR
 set -eu
 mpiexec=$1 writer=$2 h5dump=$3 plugins=$4 work=$5
+python=$(command -v "${PYTHON:-/usr/bin/python3}")   # Debian's python3-h5py unless PYTHON says
 rm -rf "$work" && mkdir -p "$work"
 run() {  # OUT ARGS...: two ranks (--oversubscribe: CI may have fewer slots), root allowed
   out=$1
@@ -31,8 +32,8 @@ for f in native_filter.h5:/native_fields/velocity_x native_direct.h5:/native_fie
   if grep -q "FAILED\|error" "$work/dump.txt"; then cat "$work/dump.txt"; exit 1; fi
 done
 
-echo "== serial h5py (Debian's python3-h5py)"
-alone /usr/bin/python3 - "$work" <<'PY'
+echo "== serial h5py ($("$python" -c 'import h5py; print(h5py.__file__)'))"
+alone "$python" - "$work" <<'PY'
 import sys
 import h5py
 import numpy as np
