@@ -20,6 +20,7 @@
 #   bash scripts/device/suite.sh compare   gpu_bench of a baseline revision (.baseline/, made here by
 #                                          scripts/device/make-baseline.sh REV and carried) and of
 #                                          this tree, one after the other on the same card
+#   bash scripts/device/suite.sh nyx       the nyx_writer runs of io alone
 #   bash scripts/device/suite.sh io        needs .debs-mpi/ too (fetch-mpi-debs.sh): the dataset
 #                                          library's and nyx_writer's tests on the GPU, the device
 #                                          batch API, test_bulk.py with CuPy; bulk_io.py; dataset_io
@@ -62,6 +63,28 @@ need_fields() {
   for f in baryon_density dark_matter_density temperature velocity_x velocity_y velocity_z; do
     fields+=("$DATA/nyx_$f.f32" "$N,$N,$N")
   done
+}
+
+# nyx_writer on 1, 2 and 4 ranks (one GPU each, as many as the machine has) at N^3 in boxes
+# of 128^3, each path; --verify at 256^3; the AMReX layout at three chunk sizes.
+nyx_writer_runs() {
+  gpus=$(nvidia-smi -L | wc -l)
+  for np in 1 2 4; do
+    [ "$np" -gt "$gpus" ] && break
+    step "nyx_writer, $np rank(s), N=$N box 128, paths none, filter, direct"
+    timeout 150 "$MPIRUN" -n "$np" --oversubscribe "$B/bin/nyx_writer" --n "$N" --box 128 \
+      --out /dev/shm/nyx.h5 --path none,filter,direct 2>&1 | tee -a "$OUT/nyx_writer.txt"
+  done
+  step "nyx_writer --verify, $gpus ranks, N=256 box 64"
+  timeout 100 "$MPIRUN" -n "$gpus" --oversubscribe "$B/bin/nyx_writer" --n 256 --box 64 \
+    --out /dev/shm/nyx.h5 --path filter,direct --verify 2>&1 | tee -a "$OUT/nyx_writer.txt"
+  for c in 1024 32768 262144; do
+    step "nyx_writer --layout amrex, $gpus ranks, N=256 box 64, chunks of $c"
+    timeout 100 "$MPIRUN" -n "$gpus" --oversubscribe "$B/bin/nyx_writer" --n 256 --box 64 \
+      --out /dev/shm/nyx.h5 --layout amrex --chunk "$c" --path none,filter --verify 2>&1 |
+      tee -a "$OUT/nyx_amrex.txt"
+  done
+  rm -f /dev/shm/nyx.h5
 }
 
 case $part in
@@ -193,27 +216,14 @@ io)
     done
   done
   rm -f /dev/shm/dio.h5
-  gpus=$(nvidia-smi -L | wc -l)
-  for np in 1 2 4; do
-    [ "$np" -gt "$gpus" ] && break
-    step "nyx_writer, $np rank(s), N=$N box 128, paths none, filter, direct"
-    timeout 150 "$MPIRUN" -n "$np" --oversubscribe "$B/bin/nyx_writer" --n "$N" --box 128 \
-      --out /dev/shm/nyx.h5 --path none,filter,direct 2>&1 | tee -a "$OUT/nyx_writer.txt"
-  done
-  step "nyx_writer --verify, $gpus ranks, N=256 box 64"
-  timeout 100 "$MPIRUN" -n "$gpus" --oversubscribe "$B/bin/nyx_writer" --n 256 --box 64 \
-    --out /dev/shm/nyx.h5 --path filter,direct --verify 2>&1 | tee -a "$OUT/nyx_writer.txt"
-  for c in 1024 32768 262144; do
-    step "nyx_writer --layout amrex, $gpus ranks, N=256 box 64, chunks of $c"
-    timeout 100 "$MPIRUN" -n "$gpus" --oversubscribe "$B/bin/nyx_writer" --n 256 --box 64 \
-      --out /dev/shm/nyx.h5 --layout amrex --chunk "$c" --path none,filter --verify 2>&1 |
-      tee -a "$OUT/nyx_amrex.txt"
-  done
-  rm -f /dev/shm/nyx.h5
+  nyx_writer_runs
+  ;;
+nyx)
+  nyx_writer_runs
   ;;
 *)
   echo "suite.sh: part '$part' is not one of tests, identity, bench, bench2, huffman, profile," \
-    "compare, io" >&2
+    "compare, io, nyx" >&2
   exit 2
   ;;
 esac
