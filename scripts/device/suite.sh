@@ -68,6 +68,7 @@ need_fields() {
 # nyx_writer on 1, 2 and 4 ranks (one GPU each, as many as the machine has) at N^3 in boxes
 # of 128^3, each path; --verify at 256^3; the AMReX layout at three chunk sizes.
 nyx_writer_runs() {
+  export HDF5_PLUGIN_PATH=$B/plugin
   gpus=$(nvidia-smi -L | wc -l)
   for np in 1 2 4; do
     [ "$np" -gt "$gpus" ] && break
