@@ -46,7 +46,8 @@ void ds_fill_chunk(const ds_plan *pl, void *chunk);
  * was never written). A chunk stored with the filter skipped is refused. */
 h5zgpu_status ds_stored(const ds_plan *pl, const hsize_t *origin, void **blob, size_t *len);
 
-/* Chunks a batch: enough to keep the GPU busy, at most about 64 MiB of chunk data. */
+/* Chunks a batch: about 64 MiB of chunks and their compressed bytes, at most 64 chunks, and at
+ * least the eight the GPU keeps in flight (fewer only when the selection has fewer). */
 size_t ds_batch_chunks(const ds_plan *pl);
 
 /* "(z, y, x)" of a chunk origin, for messages. */

@@ -197,13 +197,16 @@ io)
   (cd "$B" && timeout 200 ctest -R 'hdf5_dataset|nyx_writer|hdf5_mpi|example' \
      --output-on-failure) >"$OUT/ctest-io.log" 2>&1
   grep -E 'Test +#|tests passed|Failed' "$OUT/ctest-io.log"
+  cp "$B/Testing/Temporary/LastTest.log" "$OUT/ctest-io-all.log"
+  grep -E '^h5_dataset_test: |nyx_writer_test: |values outside|differs' "$OUT/ctest-io-all.log"
   step "gpu_identity --small (the device batch API among it)"
   timeout 120 "$B/test/gpu/gpu_identity" --small >"$OUT/identity-small.log" 2>&1
   echo "exit $?"; tail -n 1 "$OUT/identity-small.log"; grep -m 5 FAIL "$OUT/identity-small.log"
   export HDF5_PLUGIN_PATH=$B/plugin
   step "pytest test_bulk.py ($(python3 -c 'import h5py; print("h5py", h5py.__version__)')), CuPy"
   H5ZGPU_BIN=$B/bin/h5zgpu timeout 120 python3 -m pytest python_tests/test_bulk.py -q -rs \
-    -p no:cacheprovider 2>&1 | tail -n 3
+    -p no:cacheprovider >"$OUT/pytest-bulk.log" 2>&1
+  tail -n 3 "$OUT/pytest-bulk.log"
   for f in velocity_x; do
     step "bulk_io.py $f (h5zgpu.write/read from NumPy and CuPy)"
     timeout 120 python3 bench/bulk_io.py "$DATA" "$N" --field "$f" 2>&1 | tee -a "$OUT/bulk_io.md"
