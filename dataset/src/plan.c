@@ -9,7 +9,6 @@
 
 #define MAX_CD 64
 #define BATCH_MAX 64
-#define BATCH_MIN 8   /* the codec's batches keep eight chunks in flight on the GPU */
 #define BATCH_BYTES ((size_t)64 << 20)
 
 h5zgpu_status h5zgpu_dataset_params(hid_t dset, h5zgpu_params *p)
@@ -235,8 +234,7 @@ h5zgpu_status ds_stored(const ds_plan *pl, const hsize_t *origin, void **blob, s
 size_t ds_batch_chunks(const ds_plan *pl)
 {
     size_t n = BATCH_BYTES / (pl->chunk_bytes + pl->cap);
-    n = n > BATCH_MAX ? BATCH_MAX : n;
-    return n < BATCH_MIN ? (pl->nchunks < BATCH_MIN ? pl->nchunks : BATCH_MIN) : n;
+    return n < 1 ? 1 : n > BATCH_MAX ? BATCH_MAX : n;
 }
 
 const char *ds_origin_text(const ds_plan *pl, const hsize_t *origin, char *buf, size_t size)
