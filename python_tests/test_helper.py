@@ -95,3 +95,33 @@ def test_register_is_idempotent(plugin):
     n = h5py.h5pl.size()
     assert h5zgpu.register() == plugin
     assert h5py.h5pl.size() == n
+
+
+def test_one_default_codec(tmp_path):
+    """Huffman unless asked otherwise: filter(), cd_values(), the classes and the command."""
+    import subprocess
+    assert h5zgpu.DEFAULT_CODEC == "huffman"
+    assert h5zgpu.filter(mode="abs", eb=1e-3)["compression_opts"][0] == 2
+    assert h5zgpu.cd_values(mode="abs", eb=1e-3)[0] == 2
+    tool = os.environ.get("H5ZGPU_BIN")
+    if tool:   # conftest's: the build's command; the same default
+        out = subprocess.run([tool, "cdvalues", "--mode", "abs", "--eb", "1e-3"],
+                             capture_output=True, text=True, check=True).stdout
+        assert out.splitlines()[0] == "UD=33900,0,4,2,0,3539053052,1062232653"
+
+
+@pytest.mark.parametrize("cls,codec", [(h5zgpu.Huffman, 2), (h5zgpu.Fixed, 1), (h5zgpu.Auto, 0)])
+def test_filter_classes(tmp_path, plugin, cls, codec):
+    """hdf5plugin's idiom: compression=h5zgpu.Huffman(...), or ** of the same object."""
+    import numpy as np
+    a = np.linspace(0, 1, 32 * 32 * 16, dtype=np.float32).reshape(32, 32, 16)
+    f = cls(mode="rel", eb=1e-3)
+    assert f.filter_id == 33900
+    assert tuple(f.filter_options) == h5zgpu.cd_values(codec, mode="rel", eb=1e-3)
+    with h5py.File(tmp_path / "c.h5", "w") as h:
+        d1 = h.create_dataset("a", data=a, chunks=(16, 16, 16), compression=f)
+        d2 = h.create_dataset("b", data=a, chunks=(16, 16, 16), **f)
+        for d in (d1, d2):
+            filters = d.id.get_create_plist().get_filter(0)
+            assert filters[0] == 33900 and filters[2][:4] == tuple(f.filter_options)
+            assert np.abs(d[...] - a).max() <= 1e-3 * (a.max() - a.min())

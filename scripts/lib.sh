@@ -18,8 +18,10 @@ ensure_packages() {
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" -eq 0 ] || sudo=(sudo -n)
   say "installing ${missing[*]}"
-  if ! { "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-         "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+  # another apt or dpkg run holding the lock is waited for (up to 10 minutes), not failed on
+  local wait=(-o DPkg::Lock::Timeout=600)
+  if ! { "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${wait[@]}" update -qq &&
+         "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${wait[@]}" install -y -qq \
            --no-install-recommends "${missing[@]}"; } >"${TMPDIR:-/tmp}/h5zgpu-apt.log" 2>&1; then
     say "warning: could not install ${missing[*]} (see ${TMPDIR:-/tmp}/h5zgpu-apt.log); going on"
   fi

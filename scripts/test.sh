@@ -106,4 +106,35 @@ else
 fi
 rm -rf "$helper_src"
 
+# `pip wheel` of the repository root (the package with its plugin, library and command; CUDA left
+# out here to keep CI short: H5ZGPU_WHEEL_CUDA=AUTO builds it in), installed into a fresh venv
+# with the pip h5py wheel and into one with Debian's python3-h5py, each then run with no h5zgpu
+# or HDF5 variable set.
+say "pip wheel of the repository, installed into fresh venvs"
+wheel_dir=$BUILD/wheel
+rm -rf "$wheel_dir" "$BUILD"/venv-pip-*
+if /usr/bin/python3 -m venv "$BUILD/venv-pip-build" &&
+   CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$BUILD/venv-pip-build/bin/pip" wheel -q --no-deps \
+     -w "$wheel_dir" --config-settings=cmake.define.H5ZGPU_CUDA="${H5ZGPU_WHEEL_CUDA:-OFF}" "$ROOT" \
+     >"$BUILD/wheel.log" 2>&1; then
+  for flavour in wheel debian; do
+    v=$BUILD/venv-pip-$flavour
+    if [ $flavour = wheel ]; then
+      /usr/bin/python3 -m venv "$v" && "$v/bin/pip" install -q pytest "$wheel_dir"/h5zgpu-*.whl
+    else   # Debian's h5py and numpy, and the wheel without its dependencies
+      /usr/bin/python3 -m venv --system-site-packages "$v" &&
+        "$v/bin/pip" install -q --no-deps "$wheel_dir"/h5zgpu-*.whl
+    fi
+    label="pytest, pip-installed package ($(hdf5_of "$v/bin/python" 2>/dev/null))"
+    say "$label"
+    (cd "$BUILD" && env -i PATH="$v/bin:/usr/bin:/bin" HOME="$HOME" "$v/bin/python" -m pytest \
+       "$ROOT/test/python_package" -p no:cacheprovider -rfEs --tb=short \
+       --junitxml="$BUILD/junit-package-$flavour.xml")
+    record "$label" "$BUILD/junit-package-$flavour.xml" $?
+  done
+else
+  tail -n 30 "$BUILD/wheel.log"
+  record "pip wheel of the repository (log: $BUILD/wheel.log)" /dev/null 1
+fi
+
 summary

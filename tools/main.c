@@ -23,7 +23,7 @@ static const char USAGE[] =
     "      NRMSE, PSNR\n"
     "  h5zgpu --help | --version\n"
     "\n"
-    "  --codec defaults to auto. Dimensions are slowest-varying first, as in HDF5 and C.\n"
+    "  --codec defaults to huffman. Dimensions are slowest-varying first, as in HDF5 and C.\n"
     "  Modes: abs |x'-x| <= eb; rel |x'-x| <= eb * (max - min) of the finite values;\n"
     "  pwrel |x'-x| <= eb * |x| (0 <= eb < 1).\n"
     "  Environment: H5ZGPU_DEVICE=auto|cpu|gpu|gpu:N picks the executor, H5ZGPU_VERBOSE=1 reports\n"
@@ -72,7 +72,7 @@ static int build_params(const cli_opts *o, int need_shape, h5zgpu_params *p)
     if (need_shape && (!o->dtype || !o->rank))
         return usage_error("-t f32|f64 and -d Z,Y,X are required");
     memset(p, 0, sizeof *p);
-    p->codec = o->codec < 0 ? H5ZGPU_CODEC_AUTO : (h5zgpu_codec)o->codec;
+    p->codec = o->codec < 0 ? H5ZGPU_CODEC_HUFFMAN : (h5zgpu_codec)o->codec;
     p->mode = (h5zgpu_mode)o->mode;
     p->eb = o->eb;
     p->radius = o->radius;

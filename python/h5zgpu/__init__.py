@@ -1,15 +1,19 @@
 """h5py helper for the h5zgpu HDF5 filter (ID 33900).
 
-    import h5py, h5zgpu
-    h5zgpu.register()          # or set HDF5_PLUGIN_PATH before starting Python
+    import h5py, h5zgpu        # installed with `pip install .`: h5py finds the plugin now
     with h5py.File("out.h5", "w") as f:
         f.create_dataset("rho", data=a, chunks=(64, 64, 64),
-                         **h5zgpu.filter(codec="fixed", mode="rel", eb=1e-3))
+                         compression=h5zgpu.Huffman(mode="rel", eb=1e-3))
 
 The filter's parameters (cd_values) are four unsigned 32-bit integers: codec, error mode, and the
 error bound as the low and high 32-bit words of its IEEE-754 binary64 pattern (docs/USAGE.md).
-Pure Python: nothing here needs the plugin except register() and plugin_dir(); write() and
-read() (h5zgpu.bulk) call the codec library, libh5zgpu.so, through ctypes.
+The codec is Huffman unless asked otherwise, here as in the h5zgpu command.
+
+Installed from the repository root (`pip install .`), the package carries the plugin
+(h5zgpu/plugin), the codec library (h5zgpu/lib) and the command (h5zgpu/bin), and importing it
+adds the plugin's directory to h5py's search path. Installed from python/ it is this Python
+alone: register() then finds a plugin built or installed separately; write() and read()
+(h5zgpu.bulk) call the codec library, libh5zgpu.so, through ctypes.
 """
 import math
 import numbers
@@ -18,14 +22,20 @@ import struct
 import sys
 
 __version__ = "0.1.0"
-__all__ = ["FILTER_ID", "FILTER_NAME", "CODECS", "MODES", "filter", "cd_values", "eb_to_words",
-           "eb_from_words", "plugin_dir", "register", "write", "read", "gpu_available"]
+__all__ = ["FILTER_ID", "FILTER_NAME", "CODECS", "MODES", "DEFAULT_CODEC", "filter", "cd_values",
+           "eb_to_words", "eb_from_words", "plugin_dir", "register", "write", "read",
+           "gpu_available", "Huffman", "Fixed", "Auto"]
 
 FILTER_ID = 33900
 FILTER_NAME = "h5zgpu"
 PLUGIN_FILE = "libh5zgpu_filter.so"
 CODECS = {"auto": 0, "fixed": 1, "huffman": 2}
 MODES = {"abs": 0, "rel": 1, "pwrel": 2}
+# the densest codec, and on a GPU the fastest (docs/USAGE.md, "Which codec"); the h5zgpu
+# command's default too
+DEFAULT_CODEC = "huffman"
+# where `pip install .` puts the plugin: inside this package
+_PACKAGE_PLUGIN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugin")
 
 # Where `cmake --install` puts the plugin (HDF5's built-in directory under the default prefix,
 # lib/hdf5/plugin under another, such as this environment's) and where Debian keeps plugins.
@@ -57,7 +67,7 @@ def eb_from_words(lo, hi):
 RADIUS_MIN, RADIUS_MAX = 2, 1024
 
 
-def cd_values(codec="fixed", *, mode, eb, missing=None, dtype=None, radius=None):
+def cd_values(codec=DEFAULT_CODEC, *, mode, eb, missing=None, dtype=None, radius=None):
     """The filter's cd_values (codec, mode, eb_lo, eb_hi) for the given codec, mode and bound.
 
     codec: "auto" | "fixed" | "huffman" (or 0, 1, 2); mode: "abs" | "rel" | "pwrel" (or 0, 1, 2);
@@ -138,7 +148,7 @@ def _missing_value(missing, dtype):
     return struct.unpack("<f", struct.pack("<f", missing))[0]
 
 
-def filter(codec="fixed", *, mode, eb, missing=None, dtype=None,  # noqa: A001 - users' name
+def filter(codec=DEFAULT_CODEC, *, mode, eb, missing=None, dtype=None,  # noqa: A001 - users' name
            radius=None):
     """Keyword arguments for h5py's create_dataset: compression=33900 and its compression_opts.
 
@@ -160,7 +170,8 @@ def plugin_dir():
     """The directory holding libh5zgpu_filter.so.
 
     Looked for in order: $H5ZGPU_PLUGIN_DIR (which must hold it if set), each entry of
-    $HDF5_PLUGIN_PATH, the source tree's build/plugin, then the installed locations.
+    $HDF5_PLUGIN_PATH, this package's own plugin/ (pip install .), the source tree's
+    build/plugin, then the installed locations.
     """
     explicit = os.environ.get("H5ZGPU_PLUGIN_DIR")
     if explicit:
@@ -168,13 +179,14 @@ def plugin_dir():
             return os.path.abspath(explicit)
         raise FileNotFoundError(f"h5zgpu: H5ZGPU_PLUGIN_DIR={explicit} has no {PLUGIN_FILE}")
     candidates = [d for d in os.environ.get("HDF5_PLUGIN_PATH", "").split(os.pathsep) if d]
-    candidates += [_source_build_dir(), *_INSTALLED_DIRS]
+    candidates += [_PACKAGE_PLUGIN_DIR, _source_build_dir(), *_INSTALLED_DIRS]
     for d in candidates:
         if os.path.isfile(os.path.join(d, PLUGIN_FILE)):
             return os.path.abspath(d)
     raise FileNotFoundError(
-        f"h5zgpu: no {PLUGIN_FILE} in {', '.join(candidates)}; build the project "
-        "(cmake -S . -B build && cmake --build build) or set H5ZGPU_PLUGIN_DIR")
+        f"h5zgpu: no {PLUGIN_FILE} in {', '.join(candidates)}; pip install the repository's "
+        "root (which carries the plugin), build the project (cmake -S . -B build && cmake "
+        "--build build) or set H5ZGPU_PLUGIN_DIR")
 
 
 def register():
@@ -213,3 +225,79 @@ def gpu_available():
     from .bulk import gpu_available as _gpu_available
 
     return _gpu_available()
+
+
+def _filter_base():
+    """h5py's FilterRefBase (compression=<instance> in create_dataset), or a plain Mapping of the
+    same keys where h5py is absent or older than 3.0."""
+    try:
+        import h5py
+        # the class h5py's own Dataset code checks: Debian's python3-h5py imports its modules
+        # under a second name too, and only this one passes isinstance there
+        return sys.modules[h5py.Dataset.__module__].filters.FilterRefBase
+    except (ImportError, KeyError, AttributeError):
+        from collections.abc import Mapping
+
+        class _Base(Mapping):
+            filter_id, filter_options = None, ()
+
+            def _kwargs(self):
+                return {"compression": self.filter_id, "compression_opts": self.filter_options}
+
+            def __getitem__(self, key):
+                return self._kwargs()[key]
+
+            def __iter__(self):
+                return iter(self._kwargs())
+
+            def __len__(self):
+                return 2
+
+            def __hash__(self):
+                return hash((self.filter_id, tuple(self.filter_options)))
+
+        return _Base
+
+
+class _H5zgpu(_filter_base()):
+    """Filter 33900 with one codec, in hdf5plugin's style: pass an instance as compression=, or
+    unpack it (**instance) into create_dataset's keyword arguments."""
+    filter_id = FILTER_ID
+    codec = None
+
+    def __init__(self, *, mode, eb, missing=None, dtype=None, radius=None):
+        self.filter_options = cd_values(self.codec, mode=mode, eb=eb, missing=missing,
+                                        dtype=dtype, radius=radius)
+
+    def __repr__(self):
+        return f"h5zgpu.{type(self).__name__}(cd_values={self.filter_options})"
+
+
+class Huffman(_H5zgpu):
+    """The Huffman codec (cuSZ family): the default, the densest."""
+    codec = "huffman"
+
+
+class Fixed(_H5zgpu):
+    """The fixed-length codec (cuSZp family): the fastest on the CPU."""
+    codec = "fixed"
+
+
+class Auto(_H5zgpu):
+    """Per chunk, the smaller of the two codecs' outputs (encodes with both)."""
+    codec = "auto"
+
+
+def _register_package_plugin():
+    """pip install . put the plugin in this package: make h5py find it on import."""
+    if os.environ.get("H5ZGPU_PLUGIN_DIR") or \
+            not os.path.isfile(os.path.join(_PACKAGE_PLUGIN_DIR, PLUGIN_FILE)):
+        return
+    try:
+        import h5py.h5pl  # noqa: F401
+    except ImportError:   # h5py comes later: register() then
+        return
+    register()
+
+
+_register_package_plugin()
