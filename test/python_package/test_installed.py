@@ -67,3 +67,15 @@ def test_the_command():
     out = subprocess.run([tool, "cdvalues", "--mode", "abs", "--eb", "1e-3"], capture_output=True,
                          text=True, check=True).stdout
     assert out.splitlines()[0] == "UD=33900,0,4,2,0,3539053052,1062232653"
+
+
+def test_info_reports_a_readable_file(tmp_path):
+    path = tmp_path / "i.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=field(), chunks=(16, 16, 16),
+                         compression=h5zgpu.Huffman(mode="rel", eb=1e-3))
+    tool = os.path.join(os.path.dirname(sys.executable), "h5zgpu")
+    r = subprocess.run([tool, "info", str(path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "filter 33900 available" in r.stdout
+    assert r.stdout.splitlines()[-1].split()[:7][2:5] == ["huffman", "REL", "0.001"]
