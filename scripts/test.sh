@@ -58,7 +58,8 @@ hdf5_of() {  # PYTHON -> "h5py X, HDF5 Y"
 }
 
 ensure_packages build-essential cmake libhdf5-dev hdf5-tools python3-h5py python3-numpy \
-  python3-pytest python3-venv openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
+  python3-pytest python3-venv openmpi-bin libopenmpi-dev libhdf5-openmpi-dev netcdf-bin \
+  libnetcdf-dev
 
 rm -f "$BUILD"/junit-*.xml
 if ! build_project; then
@@ -91,9 +92,12 @@ run_pytest "pytest, Debian python3-h5py ($(hdf5_of /usr/bin/python3))" /usr/bin/
 # a copy so that pip's build files stay out of the source tree.
 venv=$BUILD/venv-wheel
 say "venv with the pip h5py wheel: $venv"
-if ! "$venv/bin/python" -c 'import h5py, numpy, pytest, setuptools, wheel' >/dev/null 2>&1; then
+# (xarray and h5netcdf for the netCDF recipes' test)
+if ! "$venv/bin/python" -c 'import h5py, numpy, pytest, setuptools, wheel, xarray, h5netcdf' \
+     >/dev/null 2>&1; then
   rm -rf "$venv"
-  /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q h5py numpy pytest setuptools wheel
+  /usr/bin/python3 -m venv "$venv" &&
+    "$venv/bin/pip" install -q h5py numpy pytest setuptools wheel xarray h5netcdf
 fi
 helper_src=$(mktemp -d)
 if cp -r "$ROOT/python" "$helper_src/" &&

@@ -27,6 +27,7 @@ static const opt_def OPTS[] = {
     {NULL, "--json", OPT_JSON, NULL},
     {NULL, "--missing", OPT_MISSING, "a number like -1e34"},
     {NULL, "--radius", OPT_RADIUS, "an integer 2..1024 (the Huffman codec's radius)"},
+    {NULL, "--nccopy", OPT_NCCOPY, "a netCDF variable name"},
 };
 
 static const char *const CODEC_NAMES[] = {"auto", "fixed", "huffman"};
@@ -116,6 +117,12 @@ static int set_value(const opt_def *d, const char *v, cli_opts *o)
         }
         break;
     }
+    case OPT_NCCOPY:
+        if (*v && !strchr(v, ',') && !strchr(v, '|')) {   /* nccopy -F's separators */
+            o->nccopy = v;
+            return 0;
+        }
+        break;
     case OPT_MISSING:
         o->missing = strtod(v, &end);
         o->missing_given = 1;

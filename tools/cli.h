@@ -25,6 +25,7 @@ typedef struct cli_opts {
     double missing;           /* cdvalues --missing: a missing value (netCDF _FillValue) */
     int missing_given;
     unsigned radius;          /* --radius: the Huffman codec's radius; 0 until given */
+    const char *nccopy;       /* cdvalues --nccopy VAR: print nccopy's -F argument for VAR */
     int json;
 } cli_opts;
 
@@ -38,7 +39,8 @@ enum {
     OPT_EB = 1 << 6,
     OPT_JSON = 1 << 7,
     OPT_MISSING = 1 << 8,
-    OPT_RADIUS = 1 << 9
+    OPT_RADIUS = 1 << 9,
+    OPT_NCCOPY = 1 << 10
 };
 
 /* Parses argv (after the subcommand) into o, accepting the options in `allowed` and up to

@@ -12,7 +12,9 @@ static const char USAGE[] =
     "  h5zgpu cdvalues [--codec auto|fixed|huffman] --mode abs|rel|pwrel --eb X\n"
     "                  [--missing V [-t f32|f64]]  (a missing value; -t f32 rounds it to float32)\n"
     "                  [--radius R]  (Huffman: deltas within +-R are coded, 2..1024, default 512)\n"
-    "      print the h5repack filter string (UD=...) and the h5py keyword arguments\n"
+    "                  [--nccopy VAR]\n"
+    "      print the h5repack filter string (UD=...) and the h5py keyword arguments; with\n"
+    "      --nccopy, nccopy's -F argument for variable VAR instead\n"
     "  h5zgpu compress -i IN -o OUT -t f32|f64 -d Z,Y,X [--codec C] --mode M --eb X [--radius R]\n"
     "      compress a raw little-endian array into one h5zgpu chunk; report ratio, throughput\n"
     "      and the largest error against the bound\n"
@@ -91,7 +93,8 @@ static int cmd_cdvalues(int argc, char **argv)
     h5zgpu_params p;
     unsigned lo, hi;
     int rc;
-    if (cli_parse(argc, argv, OPT_CODEC | OPT_MODE | OPT_EB | OPT_MISSING | OPT_TYPE | OPT_RADIUS,
+    if (cli_parse(argc, argv,
+                  OPT_CODEC | OPT_MODE | OPT_EB | OPT_MISSING | OPT_TYPE | OPT_RADIUS | OPT_NCCOPY,
                   0, &o) != 0)
         return CLI_EXIT_USAGE;
     if ((rc = build_params(&o, 0, &p)) != 0)
@@ -120,6 +123,13 @@ static int cmd_cdvalues(int argc, char **argv)
     }
     if (o.radius)
         cd[n++] = o.radius;
+    if (o.nccopy) {   /* nccopy -F VAR,ID,cd...: netCDF-C's filter spec, nothing else */
+        printf("%s,%d", o.nccopy, H5ZGPU_FILTER_ID);
+        for (unsigned i = 0; i < n; i++)
+            printf(",%u", cd[i]);
+        printf("\n");
+        return 0;
+    }
     printf("UD=%d,0,%u", H5ZGPU_FILTER_ID, n);
     for (unsigned i = 0; i < n; i++)
         printf(",%u", cd[i]);
