@@ -13,6 +13,12 @@ run(${CMAKE_COMMAND} -S ${CONSUMER} -B ${WORK_DIR}/consumer -G ${GENERATOR}
     -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
 run(${WORK_DIR}/consumer/consumer)
+# a prefix other than /usr/local given to `cmake --install` alone: the plugin goes with the
+# libraries (docs/FILTER.md, "Installing"), when the build made one
+file(GLOB plugin_built ${BUILD_DIR}/plugin/libh5zgpu_filter.so)
+if(plugin_built AND NOT EXISTS ${prefix}/lib/hdf5/plugin/libh5zgpu_filter.so)
+  message(FATAL_ERROR "the plugin is not in ${prefix}/lib/hdf5/plugin")
+endif()
 if(NOT EXISTS ${prefix}/include/h5zgpu.h)
   message(FATAL_ERROR "h5zgpu.h was not installed")
 endif()
