@@ -7,21 +7,23 @@
  * the caller queued on the legacy default stream. */
 #include "device_io.h"
 
+#include "worker.h"
+
 #include "error.h"
 
 #ifdef H5ZGPU_HAVE_CUDA
 
 #include <cuda_runtime_api.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct dbatch {
+    ds_slot slot;                /* first: the pipeline's view (worker, chunk range) */
     const ds_plan *pl;
     int device;
     void *block;
-    size_t first, count, size;   /* chunk indices first .. first+count-1; room for size */
+    size_t size;                 /* chunks it has room for */
     cudaStream_t s;              /* this batch's copies */
     unsigned char *d_chunks;     /* size x chunk_bytes */
     unsigned char *d_blobs;      /* size x cap */
@@ -31,10 +33,6 @@ typedef struct dbatch {
     size_t *in_len, *out_cap, *out_len;
     int *stored;                 /* reads: the chunk is in the file */
     const void *fill;            /* a device chunk of the fill value */
-    h5zgpu_status st;
-    char msg[512];
-    pthread_t thread;
-    int running;
 } dbatch;
 
 static h5zgpu_status cuda_failed(cudaError_t e, const char *what)
@@ -88,37 +86,6 @@ static h5zgpu_status dbatch_alloc(dbatch *b, const ds_plan *pl, int device, void
     return H5ZGPU_OK;
 }
 
-/* Keeps the failure of chunk `at` of the batch, naming it by its origin. */
-static void dbatch_failed(dbatch *b, h5zgpu_status st, size_t at, const char *what)
-{
-    ds_overlap ov;
-    char where[256];
-    ds_overlap_of(b->pl, b->first + at, &ov);
-    b->st = st;
-    snprintf(b->msg, sizeof b->msg, "h5zgpu_dataset: %s the chunk at %s: %s", what,
-             ds_origin_text(b->pl, ov.origin, where, sizeof where), h5zgpu_last_error());
-}
-
-static h5zgpu_status dbatch_start(dbatch *b, void *(*work)(void *))
-{
-    b->st = H5ZGPU_OK;
-    if (pthread_create(&b->thread, NULL, work, b) != 0) {
-        work(b);   /* no thread to be had: do it here */
-        return b->st;
-    }
-    b->running = 1;
-    return H5ZGPU_OK;
-}
-
-static h5zgpu_status dbatch_join(dbatch *b)
-{
-    if (b->running) {
-        pthread_join(b->thread, NULL);
-        b->running = 0;
-    }
-    return b->st == H5ZGPU_OK ? H5ZGPU_OK : hz_fail(b->st, "%s", b->msg);
-}
-
 /* Copies a chunk's overlap between the block and a chunk buffer, both in device memory, on
  * stream s; axes are padded to three in front. */
 static cudaError_t copy_overlap(const ds_plan *pl, const ds_overlap *ov, int to_chunk,
@@ -161,21 +128,23 @@ static int block_is_the_chunk(const ds_plan *pl)
 
 /* Batch b's chunks, cut out of the block on the GPU: over what a partly covered chunk held
  * (decompressed there) or the fill value. */
-static h5zgpu_status cut_batch(dbatch *b)
+static h5zgpu_status cut_batch(ds_slot *s, void *ctx)
 {
+    dbatch *b = (dbatch *)s;
     const ds_plan *pl = b->pl;
+    (void)ctx;
     cudaError_t e = cudaSuccess;
     if (block_is_the_chunk(pl)) {
         b->in[0] = b->block;
         return H5ZGPU_OK;
     }
-    for (size_t c = 0; c < b->count; c++) {
+    for (size_t c = 0; c < b->slot.count; c++) {
         ds_overlap ov;
         unsigned char *chunk = b->d_chunks + c * pl->chunk_bytes;
         void *old = NULL;
         size_t len = 0, got = 0;
         b->in[c] = chunk;
-        ds_overlap_of(pl, b->first + c, &ov);
+        ds_overlap_of(pl, b->slot.first + c, &ov);
         h5zgpu_status st = ov.whole ? H5ZGPU_OK : ds_stored(pl, ov.origin, &old, &len);
         if (st != H5ZGPU_OK)
             return st;
@@ -192,8 +161,8 @@ static h5zgpu_status cut_batch(dbatch *b)
             if (st == H5ZGPU_OK && got != pl->chunk_bytes)
                 st = hz_fail(H5ZGPU_E_CORRUPT, "the chunk decompressed to the wrong size");
             if (st != H5ZGPU_OK) {
-                dbatch_failed(b, st, c, "decompressing the stored");
-                return hz_fail(st, "%s", b->msg);
+                ds_worker_failed(&b->slot.w, pl, b->slot.first + c, st, "decompressing the stored");
+                return hz_fail(st, "%s", b->slot.w.msg);
             }
         } else if (!ov.whole) {
             e = cudaMemcpyAsync(chunk, b->fill, pl->chunk_bytes, cudaMemcpyDeviceToDevice, b->s);
@@ -212,62 +181,56 @@ static void *compress_batch(void *arg)
     const ds_plan *pl = b->pl;
     size_t done = 0;
     cudaSetDevice(b->device);
-    for (size_t c = 0; c < b->count; c++) {
+    for (size_t c = 0; c < b->slot.count; c++) {
         b->out[c] = b->d_blobs + c * pl->cap;
         b->out_cap[c] = pl->cap;
     }
-    h5zgpu_status st = h5zgpu_compress_device_batch(&pl->p, b->count, b->in, b->out,
+    h5zgpu_status st = h5zgpu_compress_device_batch(&pl->p, b->slot.count, b->in, b->out,
                                                     b->out_cap, b->out_len, b->device, &done);
     if (st != H5ZGPU_OK) {
-        dbatch_failed(b, st, done, "compressing");
+        ds_worker_failed(&b->slot.w, pl, b->slot.first + done, st, "compressing");
         return NULL;
     }
-    for (size_t c = 0; c < b->count; c++) {
+    for (size_t c = 0; c < b->slot.count; c++) {
         cudaError_t e = cudaMemcpyAsync(b->h_blobs + c * pl->cap, b->out[c], b->out_len[c],
                                         cudaMemcpyDeviceToHost, b->s);
-        if (e == cudaSuccess && c + 1 == b->count)
+        if (e == cudaSuccess && c + 1 == b->slot.count)
             e = cudaStreamSynchronize(b->s);
         if (e != cudaSuccess) {
             cuda_failed(e, "copying compressed chunks to the host");
-            dbatch_failed(b, H5ZGPU_E_DEVICE, c, "copying");
+            ds_worker_failed(&b->slot.w, pl, b->slot.first + c, H5ZGPU_E_DEVICE, "copying");
             return NULL;
         }
     }
     return NULL;
 }
 
-static h5zgpu_status store_batch(const dbatch *b)
+static h5zgpu_status store_batch(ds_slot *s, void *ctx)
 {
-    for (size_t c = 0; c < b->count; c++) {
-        ds_overlap ov;
-        char where[256];
-        ds_overlap_of(b->pl, b->first + c, &ov);
-        if (H5Dwrite_chunk(b->pl->dset, H5P_DEFAULT, 0, ov.origin, b->out_len[c],
-                           b->h_blobs + c * b->pl->cap) < 0)
-            return hz_fail(H5ZGPU_E_INVALID_ARG, "h5zgpu_dataset: H5Dwrite_chunk of the chunk "
-                           "at %s failed", ds_origin_text(b->pl, ov.origin, where,
-                                                          sizeof where));
-    }
-    return H5ZGPU_OK;
+    const dbatch *b = (const dbatch *)s;
+    (void)ctx;
+    return ds_store(b->pl, b->slot.first, b->slot.count, b->h_blobs, b->out_len);
 }
 
 /* Batch b's stored chunks into its pinned buffer (stored[c] 0: never written). */
-static h5zgpu_status fetch_batch(dbatch *b)
+static h5zgpu_status fetch_batch(ds_slot *s, void *ctx)
 {
+    dbatch *b = (dbatch *)s;
     const ds_plan *pl = b->pl;
-    for (size_t c = 0; c < b->count; c++) {
+    (void)ctx;
+    for (size_t c = 0; c < b->slot.count; c++) {
         ds_overlap ov;
         void *blob;
         size_t len;
-        ds_overlap_of(pl, b->first + c, &ov);
+        ds_overlap_of(pl, b->slot.first + c, &ov);
         h5zgpu_status st = ds_stored(pl, ov.origin, &blob, &len);
         if (st != H5ZGPU_OK)
             return st;
         b->stored[c] = blob != NULL;
         if (blob && len > pl->cap) {
             free(blob);
-            dbatch_failed(b, H5ZGPU_E_CORRUPT, c, "reading");
-            return hz_fail(H5ZGPU_E_CORRUPT, "%s: larger than any chunk can be", b->msg);
+            ds_worker_failed(&b->slot.w, pl, b->slot.first + c, H5ZGPU_E_CORRUPT, "reading");
+            return hz_fail(H5ZGPU_E_CORRUPT, "%s: larger than any chunk can be", b->slot.w.msg);
         }
         if (blob)
             memcpy(b->h_blobs + c * pl->cap, blob, len);
@@ -284,7 +247,7 @@ static void *decompress_batch(void *arg)
     size_t n = 0, done = 0, at[2] = {0, 0};
     cudaError_t e = cudaSuccess;
     cudaSetDevice(b->device);
-    for (size_t c = 0; c < b->count && e == cudaSuccess; c++) {
+    for (size_t c = 0; c < b->slot.count && e == cudaSuccess; c++) {
         if (!b->stored[c])
             continue;
         e = cudaMemcpyAsync(b->d_blobs + c * pl->cap, b->h_blobs + c * pl->cap, b->in_len[c],
@@ -298,7 +261,7 @@ static void *decompress_batch(void *arg)
         e = cudaStreamSynchronize(b->s);
     if (e != cudaSuccess) {
         cuda_failed(e, "copying stored chunks to the GPU");
-        dbatch_failed(b, H5ZGPU_E_DEVICE, 0, "copying");
+        ds_worker_failed(&b->slot.w, pl, b->slot.first + 0, H5ZGPU_E_DEVICE, "copying");
         return NULL;
     }
     h5zgpu_status st = n ? h5zgpu_decompress_device_batch(n, b->in, b->in_len, b->out,
@@ -311,15 +274,15 @@ static void *decompress_batch(void *arg)
             done = k;
         }
     if (st != H5ZGPU_OK) {   /* done counts stored chunks: find the failing one's index */
-        for (size_t c = 0; c < b->count; c++)
+        for (size_t c = 0; c < b->slot.count; c++)
             if (b->stored[c] && at[0]++ == done)
                 at[1] = c;
-        dbatch_failed(b, st, at[1], "decompressing");
+        ds_worker_failed(&b->slot.w, pl, b->slot.first + at[1], st, "decompressing");
         return NULL;
     }
-    for (size_t c = 0; c < b->count && e == cudaSuccess; c++) {
+    for (size_t c = 0; c < b->slot.count && e == cudaSuccess; c++) {
         ds_overlap ov;
-        ds_overlap_of(pl, b->first + c, &ov);
+        ds_overlap_of(pl, b->slot.first + c, &ov);
         e = copy_overlap(pl, &ov, 0, b->block,
                          b->stored[c] ? b->d_chunks + c * pl->chunk_bytes : (void *)b->fill, b->s);
     }
@@ -327,13 +290,14 @@ static void *decompress_batch(void *arg)
         e = cudaStreamSynchronize(b->s);
     if (e != cudaSuccess) {
         cuda_failed(e, "placing chunks on the GPU");
-        dbatch_failed(b, H5ZGPU_E_DEVICE, 0, "placing");
+        ds_worker_failed(&b->slot.w, pl, b->slot.first + 0, H5ZGPU_E_DEVICE, "placing");
     }
     return NULL;
 }
 
 /* What both directions share: the buffer's device, a device chunk of the fill value, two
- * batches; then the pipeline. */
+ * batches; then ds_pipeline (writes: cut batch i while batch i-1 compresses, then store batch
+ * i-1; reads: fetch batch i while batch i-1 decompresses and is placed). */
 static h5zgpu_status pipeline(const ds_plan *pl, void *block, int writing)
 {
     struct cudaPointerAttributes at;
@@ -370,31 +334,11 @@ static h5zgpu_status pipeline(const ds_plan *pl, void *block, int writing)
     if (st == H5ZGPU_OK && (st = dbatch_alloc(&b[1], pl, at.device, block, fill, size)) !=
                                H5ZGPU_OK)
         dbatch_free(&b[0]);
-    const int made = st == H5ZGPU_OK;
-    /* writes: cut batch i, then store batch i-1 while batch i compresses;
-     * reads: fetch batch i's stored bytes while batch i-1 decompresses into the block */
-    dbatch *prevb = NULL;
-    for (size_t first = 0, i = 0; st == H5ZGPU_OK && (first < pl->nchunks || prevb); i++) {
-        dbatch *cur = first < pl->nchunks ? &b[i % 2] : NULL;
-        if (cur) {
-            cur->first = first;
-            cur->count = pl->nchunks - first < size ? pl->nchunks - first : size;
-            st = writing ? cut_batch(cur) : fetch_batch(cur);
-            first += cur->count;
-        }
-        if (prevb) {
-            h5zgpu_status done = dbatch_join(prevb);
-            st = st != H5ZGPU_OK ? st : done;
-        }
-        if (cur && st == H5ZGPU_OK)
-            st = dbatch_start(cur, writing ? compress_batch : decompress_batch);
-        if (writing && prevb && st == H5ZGPU_OK)
-            st = store_batch(prevb);
-        prevb = cur;
-    }
-    if (made) {
-        dbatch_join(&b[0]);
-        dbatch_join(&b[1]);
+    if (st == H5ZGPU_OK) {
+        ds_slot *const slots[2] = {&b[0].slot, &b[1].slot};
+        const ds_stages w = {cut_batch, compress_batch, store_batch, NULL};
+        const ds_stages r = {fetch_batch, decompress_batch, NULL, NULL};
+        st = ds_pipeline(pl, size, slots, writing ? &w : &r);
         dbatch_free(&b[0]);
         dbatch_free(&b[1]);
     }

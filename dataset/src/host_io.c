@@ -3,17 +3,18 @@
  * thread stores the batch before it (or reads the batch after it). */
 #include "host_io.h"
 
+#include "worker.h"
+
 #include "error.h"
 #include "parallel.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct batch {
+    ds_slot slot;                /* first: the pipeline's view (worker, chunk range) */
     const ds_plan *pl;
     const h5zgpu_exec *exec;
-    size_t first, count;         /* chunk indices first .. first+count-1 */
     size_t size;                 /* chunks it has room for */
     unsigned char *chunks;       /* size x chunk_bytes */
     unsigned char *blobs;        /* writes: size x cap, compressed chunks */
@@ -21,11 +22,7 @@ typedef struct batch {
     const void **in;
     void **out;
     size_t *in_len, *out_cap, *out_len;
-    void *block;                 /* reads: where the chunks' overlaps go */
-    h5zgpu_status st;
-    char msg[512];
-    pthread_t thread;
-    int running;
+    void *block;                 /* the caller's buffer */
 } batch;
 
 static void batch_free(batch *b)
@@ -67,17 +64,6 @@ static h5zgpu_status batch_alloc(batch *b, const ds_plan *pl, const h5zgpu_exec 
     return H5ZGPU_OK;
 }
 
-/* Keeps the codec's message for the batch's failure, naming the chunk by its origin. */
-static void batch_failed(batch *b, h5zgpu_status st, size_t done, const char *what)
-{
-    ds_overlap ov;
-    char where[256];
-    ds_overlap_of(b->pl, b->first + done, &ov);
-    b->st = st;
-    snprintf(b->msg, sizeof b->msg, "h5zgpu_dataset: %s the chunk at %s: %s", what,
-             ds_origin_text(b->pl, ov.origin, where, sizeof where), h5zgpu_last_error());
-}
-
 /* Copies between the block and a batch's chunks, a chunk a task, on every core. */
 typedef struct copy_job {
     batch *b;
@@ -90,7 +76,7 @@ static void copy_task(void *ctx, uint64_t i)
     const copy_job *j = ctx;
     const ds_plan *pl = j->b->pl;
     ds_overlap ov;
-    ds_overlap_of(pl, j->b->first + (size_t)i, &ov);
+    ds_overlap_of(pl, j->b->slot.first + (size_t)i, &ov);
     unsigned char *chunk = j->b->chunks + (size_t)i * pl->chunk_bytes;
     if (j->to_chunk)
         ds_block_to_chunk(pl, &ov, j->block, chunk);
@@ -102,16 +88,16 @@ static void *compress_batch(void *arg)
 {
     batch *b = arg;
     const ds_plan *pl = b->pl;
-    for (size_t i = 0; i < b->count; i++) {
+    for (size_t i = 0; i < b->slot.count; i++) {
         b->in[i] = b->chunks + i * pl->chunk_bytes;
         b->out[i] = b->blobs + i * pl->cap;
         b->out_cap[i] = pl->cap;
     }
     size_t done = 0;
-    h5zgpu_status st = h5zgpu_compress_batch(&pl->p, b->count, b->in, b->out, b->out_cap,
+    h5zgpu_status st = h5zgpu_compress_batch(&pl->p, b->slot.count, b->in, b->out, b->out_cap,
                                              b->out_len, b->exec, &done);
     if (st != H5ZGPU_OK)
-        batch_failed(b, st, done, "compressing");
+        ds_worker_failed(&b->slot.w, pl, b->slot.first + done, st, "compressing");
     return NULL;
 }
 
@@ -120,7 +106,7 @@ static void *decompress_batch(void *arg)
     batch *b = arg;
     const ds_plan *pl = b->pl;
     size_t n = 0;
-    for (size_t i = 0; i < b->count; i++) {
+    for (size_t i = 0; i < b->slot.count; i++) {
         unsigned char *chunk = b->chunks + i * pl->chunk_bytes;
         if (!b->blob_p[i]) {
             ds_fill_chunk(pl, chunk);
@@ -136,7 +122,7 @@ static void *decompress_batch(void *arg)
                          : H5ZGPU_OK;
     /* the batch index of the failing chunk: done counts stored chunks */
     size_t bad = 0;
-    for (size_t k = 0; bad < b->count; bad++) {
+    for (size_t k = 0; bad < b->slot.count; bad++) {
         if (!b->blob_p[bad])
             continue;
         if (st == H5ZGPU_OK && b->out_len[k] != pl->chunk_bytes)
@@ -148,32 +134,12 @@ static void *decompress_batch(void *arg)
         break;
     }
     if (st != H5ZGPU_OK) {
-        batch_failed(b, st, bad, "decompressing");
+        ds_worker_failed(&b->slot.w, pl, b->slot.first + bad, st, "decompressing");
         return NULL;
     }
     copy_job j = {b, b->block, 0};
-    hz_parallel_for(b->count, copy_task, &j);
+    hz_parallel_for(b->slot.count, copy_task, &j);
     return NULL;
-}
-
-static h5zgpu_status batch_start(batch *b, void *(*work)(void *))
-{
-    b->st = H5ZGPU_OK;
-    if (pthread_create(&b->thread, NULL, work, b) != 0) {
-        work(b);   /* no thread to be had: do it here */
-        return b->st;
-    }
-    b->running = 1;
-    return H5ZGPU_OK;
-}
-
-static h5zgpu_status batch_join(batch *b)
-{
-    if (b->running) {
-        pthread_join(b->thread, NULL);
-        b->running = 0;
-    }
-    return b->st == H5ZGPU_OK ? H5ZGPU_OK : hz_fail(b->st, "%s", b->msg);
 }
 
 /* What a partly covered chunk held before: decompressed from the file or, new to the file,
@@ -208,111 +174,74 @@ static h5zgpu_status prepare_chunk(const ds_plan *pl, const h5zgpu_exec *exec, s
 }
 
 /* The batch's chunks as the filter gets them: the block's values over what prepare_chunk left. */
-static h5zgpu_status cut_batch(batch *b, const h5zgpu_exec *exec, const void *block)
+static h5zgpu_status cut_batch(ds_slot *s, void *ctx)
 {
-    for (size_t c = 0; c < b->count; c++) {
-        h5zgpu_status st = prepare_chunk(b->pl, exec, b->first + c,
+    batch *b = (batch *)s;
+    (void)ctx;
+    for (size_t c = 0; c < b->slot.count; c++) {
+        h5zgpu_status st = prepare_chunk(b->pl, b->exec, b->slot.first + c,
                                          b->chunks + c * b->pl->chunk_bytes);
         if (st != H5ZGPU_OK)
             return st;
     }
-    copy_job j = {b, (void *)block, 1};
-    hz_parallel_for(b->count, copy_task, &j);
+    copy_job j = {b, b->block, 1};
+    hz_parallel_for(b->slot.count, copy_task, &j);
     return H5ZGPU_OK;
 }
 
-static h5zgpu_status store_batch(const batch *b)
+static h5zgpu_status store_batch(ds_slot *s, void *ctx)
 {
-    for (size_t i = 0; i < b->count; i++) {
+    const batch *b = (const batch *)s;
+    (void)ctx;
+    return ds_store(b->pl, b->slot.first, b->slot.count, b->blobs, b->out_len);
+}
+
+/* The stored bytes of the batch's chunks (NULL for a chunk never written). */
+static h5zgpu_status fetch_batch(ds_slot *s, void *ctx)
+{
+    batch *b = (batch *)s;
+    h5zgpu_status st = H5ZGPU_OK;
+    (void)ctx;
+    for (size_t c = 0, n = 0; st == H5ZGPU_OK && c < b->slot.count; c++) {
         ds_overlap ov;
-        char where[256];
-        ds_overlap_of(b->pl, b->first + i, &ov);
-        if (H5Dwrite_chunk(b->pl->dset, H5P_DEFAULT, 0, ov.origin, b->out_len[i],
-                           b->blobs + i * b->pl->cap) < 0)
-            return hz_fail(H5ZGPU_E_INVALID_ARG, "h5zgpu_dataset: H5Dwrite_chunk of the chunk "
-                           "at %s failed", ds_origin_text(b->pl, ov.origin, where,
-                                                          sizeof where));
+        free(b->blob_p[c]);
+        ds_overlap_of(b->pl, b->slot.first + c, &ov);
+        st = ds_stored(b->pl, ov.origin, &b->blob_p[c], &b->in_len[n]);
+        n += b->blob_p[c] != NULL;
     }
-    return H5ZGPU_OK;
+    return st;
+}
+
+/* writes: cut batch i, then store batch i-1 while batch i compresses;
+ * reads: fetch batch i's stored bytes while batch i-1 decompresses into the block */
+static h5zgpu_status pipeline(const ds_plan *pl, void *block, const h5zgpu_exec *exec,
+                              int writing)
+{
+    size_t size = ds_batch_chunks(pl);
+    batch b[2];
+    h5zgpu_status st = batch_alloc(&b[0], pl, exec, size, !writing);
+    if (st != H5ZGPU_OK)
+        return st;
+    if ((st = batch_alloc(&b[1], pl, exec, size, !writing)) != H5ZGPU_OK) {
+        batch_free(&b[0]);
+        return st;
+    }
+    b[0].block = b[1].block = block;
+    ds_slot *const slots[2] = {&b[0].slot, &b[1].slot};
+    const ds_stages w = {cut_batch, compress_batch, store_batch, NULL};
+    const ds_stages r = {fetch_batch, decompress_batch, NULL, NULL};
+    st = ds_pipeline(pl, size, slots, writing ? &w : &r);
+    batch_free(&b[0]);
+    batch_free(&b[1]);
+    return st;
 }
 
 h5zgpu_status ds_write_host(const ds_plan *pl, const void *block, const h5zgpu_exec *exec)
 {
-    size_t size = ds_batch_chunks(pl);
-    batch b[2];
-    h5zgpu_status st = batch_alloc(&b[0], pl, exec, size, 0);
-    if (st != H5ZGPU_OK)
-        return st;
-    if ((st = batch_alloc(&b[1], pl, exec, size, 0)) != H5ZGPU_OK) {
-        batch_free(&b[0]);
-        return st;
-    }
-    /* cut batch i, then store batch i-1 while batch i compresses */
-    batch *prev = NULL;
-    for (size_t first = 0, i = 0; st == H5ZGPU_OK && (first < pl->nchunks || prev); i++) {
-        batch *cur = first < pl->nchunks ? &b[i % 2] : NULL;
-        if (cur) {
-            cur->first = first;
-            cur->count = pl->nchunks - first < size ? pl->nchunks - first : size;
-            st = cut_batch(cur, exec, block);
-            first += cur->count;
-        }
-        if (prev) {
-            h5zgpu_status done = batch_join(prev);
-            st = st != H5ZGPU_OK ? st : done;
-        }
-        if (cur && st == H5ZGPU_OK)
-            st = batch_start(cur, compress_batch);
-        if (prev && st == H5ZGPU_OK)
-            st = store_batch(prev);
-        prev = cur;
-    }
-    batch_join(&b[0]);
-    batch_join(&b[1]);
-    batch_free(&b[0]);
-    batch_free(&b[1]);
-    return st;
+    return pipeline(pl, (void *)block, exec, 1);
 }
 
 h5zgpu_status ds_read_host(const ds_plan *pl, void *block, const h5zgpu_exec *exec)
 {
-    size_t size = ds_batch_chunks(pl);
-    batch b[2];
-    h5zgpu_status st = batch_alloc(&b[0], pl, exec, size, 1);
-    if (st != H5ZGPU_OK)
-        return st;
-    if ((st = batch_alloc(&b[1], pl, exec, size, 1)) != H5ZGPU_OK) {
-        batch_free(&b[0]);
-        return st;
-    }
-    /* read batch i's stored bytes while batch i-1 decompresses into the block */
-    batch *prev = NULL;
-    for (size_t first = 0, i = 0; st == H5ZGPU_OK && (first < pl->nchunks || prev); i++) {
-        batch *cur = first < pl->nchunks ? &b[i % 2] : NULL;
-        if (cur) {
-            cur->first = first;
-            cur->count = pl->nchunks - first < size ? pl->nchunks - first : size;
-            cur->block = block;
-            for (size_t c = 0, n = 0; st == H5ZGPU_OK && c < cur->count; c++) {
-                ds_overlap ov;
-                free(cur->blob_p[c]);
-                ds_overlap_of(pl, first + c, &ov);
-                st = ds_stored(pl, ov.origin, &cur->blob_p[c], &cur->in_len[n]);
-                n += cur->blob_p[c] != NULL;
-            }
-            first += cur->count;
-        }
-        if (prev) {
-            h5zgpu_status done = batch_join(prev);
-            st = st != H5ZGPU_OK ? st : done;
-        }
-        if (cur && st == H5ZGPU_OK)
-            st = batch_start(cur, decompress_batch);
-        prev = cur;
-    }
-    batch_join(&b[0]);
-    batch_join(&b[1]);
-    batch_free(&b[0]);
-    batch_free(&b[1]);
-    return st;
+    return pipeline(pl, block, exec, 0);
 }

@@ -231,6 +231,20 @@ h5zgpu_status ds_stored(const ds_plan *pl, const hsize_t *origin, void **blob, s
     return H5ZGPU_OK;
 }
 
+h5zgpu_status ds_store(const ds_plan *pl, size_t first, size_t count, const unsigned char *blobs,
+                       const size_t *len)
+{
+    for (size_t i = 0; i < count; i++) {
+        ds_overlap ov;
+        char where[256];
+        ds_overlap_of(pl, first + i, &ov);
+        if (H5Dwrite_chunk(pl->dset, H5P_DEFAULT, 0, ov.origin, len[i], blobs + i * pl->cap) < 0)
+            return hz_fail(H5ZGPU_E_INVALID_ARG, "h5zgpu_dataset: H5Dwrite_chunk of the chunk "
+                           "at %s failed", ds_origin_text(pl, ov.origin, where, sizeof where));
+    }
+    return H5ZGPU_OK;
+}
+
 size_t ds_batch_chunks(const ds_plan *pl)
 {
     size_t n = BATCH_BYTES / (pl->chunk_bytes + pl->cap);

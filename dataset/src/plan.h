@@ -46,6 +46,11 @@ void ds_fill_chunk(const ds_plan *pl, void *chunk);
  * was never written). A chunk stored with the filter skipped is refused. */
 h5zgpu_status ds_stored(const ds_plan *pl, const hsize_t *origin, void **blob, size_t *len);
 
+/* Stores chunks first .. first+count-1 with H5Dwrite_chunk: chunk i's len[i] compressed bytes
+ * at blobs + i x cap. */
+h5zgpu_status ds_store(const ds_plan *pl, size_t first, size_t count, const unsigned char *blobs,
+                       const size_t *len);
+
 /* Chunks a batch: about 64 MiB of chunks and their compressed bytes (at least one, at most 64).
  * Three 8 MiB chunks a batch wrote 128^3 chunks from device memory at 12-13.5 GB/s on an H100;
  * eight, with fewer batches to overlap, at 6-7. */
