@@ -77,6 +77,21 @@ typedef struct cli_metrics {
 void cli_metrics_compute(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
                          cli_metrics *m);
 
+/* Beyond the error norms, over the points where both a and b are finite (b - a is the error):
+ * the error's mean and extremes, SNR (10 log10 of a's variance over the MSE, dB; +inf when
+ * exact), Pearson's correlation of a and b, the error's autocorrelation at lags 1..CLI_LAGS in
+ * array order, and SSIM (windows of 8 per axis, step 1, over windows of finite values; -1 when
+ * there is none). */
+#define CLI_LAGS 10
+typedef struct cli_quality {
+    double mean_error, min_error, max_error;
+    double snr, pearson, ssim;
+    double autocorrelation[CLI_LAGS];
+} cli_quality;
+
+void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
+                         const uint64_t *dims, const cli_metrics *m, cli_quality *q);
+
 /* The largest ratio of error to bound over all points, under the bound mode/eb promises
  * (REL over a's finite range; PWREL pointwise). Above 1 means the bound was missed; a point whose
  * bound is 0 and whose error is not counts as +inf. */

@@ -22,7 +22,8 @@ static const char USAGE[] =
     "      restore the raw array from a chunk written by compress\n"
     "  h5zgpu check A B -t f32|f64 -d Z,Y,X [--json]\n"
     "      quality of raw array B against raw array A: max abs error, max error / range, RMSE,\n"
-    "      NRMSE, PSNR\n"
+    "      NRMSE, PSNR, SNR, the error's mean and extremes, Pearson, SSIM (8^3 windows) and\n"
+    "      the error's autocorrelation at lags 1..10\n"
     "  h5zgpu --help | --version\n"
     "\n"
     "  --codec defaults to huffman. Dimensions are slowest-varying first, as in HDF5 and C.\n"
@@ -311,6 +312,8 @@ static int cmd_check(int argc, char **argv)
         goto done;
     }
     cli_metrics_compute(a, b, n, o.dtype, &m);
+    cli_quality q;
+    cli_quality_compute(a, b, o.dtype, o.rank, o.dims, &m, &q);
     if (o.json) {
         printf("{\n  \"elements\": %llu,\n  \"finite\": %llu,\n  \"nonfinite_mismatch\": %llu,\n",
                (unsigned long long)m.n, (unsigned long long)m.finite,
@@ -322,8 +325,17 @@ static int cmd_check(int argc, char **argv)
         json_number("max_rel_error", m.max_rel_err, 0);
         json_number("rmse", m.rmse, 0);
         json_number("nrmse", m.nrmse, 0);
-        json_number("psnr", m.psnr, 1);
-        printf("}\n");
+        json_number("psnr", m.psnr, 0);
+        json_number("mean_error", q.mean_error, 0);
+        json_number("min_error", q.min_error, 0);
+        json_number("max_error", q.max_error, 0);
+        json_number("snr", q.snr, 0);
+        json_number("pearson", q.pearson, 0);
+        json_number("ssim", q.ssim < 0 ? NAN : q.ssim, 0);
+        printf("  \"autocorrelation\": [");
+        for (int k = 0; k < CLI_LAGS; k++)
+            printf(k ? ", %.17g" : "%.17g", q.autocorrelation[k]);
+        printf("]\n}\n");
     } else {
         printf("h5zgpu check %s against %s (-t %s -d %s)\n", o.pos[1], o.pos[0],
                dtype_name(o.dtype), shape);
@@ -334,6 +346,16 @@ static int cmd_check(int argc, char **argv)
         printf("  RMSE           %.6g\n", m.rmse);
         printf("  NRMSE          %.6g\n", m.nrmse);
         printf("  PSNR           %.2f dB\n", m.psnr);
+        printf("  SNR            %.2f dB\n", q.snr);
+        printf("  error          mean %.6g, min %.6g, max %.6g\n", q.mean_error, q.min_error,
+               q.max_error);
+        printf("  Pearson        %.9f\n", q.pearson);
+        if (q.ssim >= 0)
+            printf("  SSIM           %.9f (windows of 8 per axis)\n", q.ssim);
+        printf("  autocorrelation of the error, lags 1..%d:", CLI_LAGS);
+        for (int k = 0; k < CLI_LAGS; k++)
+            printf(" %.3f", q.autocorrelation[k]);
+        printf("\n");
         printf("  NaN/Inf        %llu values differ in their bits\n",
                (unsigned long long)m.nonfinite_mismatch);
     }

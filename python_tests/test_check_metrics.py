@@ -1,0 +1,61 @@
+"""`h5zgpu check --json`'s quality metrics against an independent NumPy computation: the error's
+mean and extremes, SNR, Pearson, the error's autocorrelation at lags 1..10 (array order) and SSIM
+(windows of 8 per axis, shorter axes whole, step 1), on 1-D to 3-D arrays of both types, with
+and without non-finite values (left out of every metric; SSIM skips the windows holding one)."""
+import json
+import subprocess
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import sliding_window_view
+
+TOL = 1e-9
+
+
+def reference(a, b):
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    ok = np.isfinite(x) & np.isfinite(y)
+    e = np.where(ok, y - x, 0.0)
+    xs, ys, es = x[ok], y[ok], (y - x)[ok]
+    out = {"mean_error": es.mean(), "min_error": es.min(), "max_error": es.max(),
+           "pearson": np.corrcoef(xs, ys)[0, 1],
+           "snr": 10 * np.log10(((xs - xs.mean()) ** 2).sum() / (es ** 2).sum())}
+    m = es.mean()
+    d = np.where(ok, e - m, 0.0).ravel()   # a non-finite point takes no part in a pair
+    out["autocorrelation"] = [(d[:-k] * d[k:]).sum() / (d * d).sum() for k in range(1, 11)]
+    finite_x = x[np.isfinite(x)]
+    L = finite_x.max() - finite_x.min()
+    c1, c2 = (0.01 * L) ** 2, (0.03 * L) ** 2
+    w = tuple(min(8, n) for n in x.shape)
+    ax = tuple(range(x.ndim, 2 * x.ndim))
+    good = sliding_window_view(ok, w).all(axis=ax)
+    wa, wb = sliding_window_view(np.where(ok, x, 0), w), sliding_window_view(np.where(ok, y, 0), w)
+    ma, mb = wa.mean(axis=ax), wb.mean(axis=ax)
+    va, vb = wa.var(axis=ax), wb.var(axis=ax)
+    cov = (wa * wb).mean(axis=ax) - ma * mb
+    s = ((2 * ma * mb + c1) * (2 * cov + c2)) / ((ma ** 2 + mb ** 2 + c1) * (va + vb + c2))
+    out["ssim"] = s[good].mean()
+    return out
+
+
+@pytest.mark.parametrize("shape,dtype,holes", [
+    ((10, 12, 14), "f8", False), ((9, 20), "f4", False), ((50,), "f8", False),
+    ((6, 11, 13), "f4", False), ((12, 12, 12), "f4", True), ((16, 30), "f8", True),
+])
+def test_metrics_match_numpy(tmp_path, h5zgpu_bin, shape, dtype, holes):
+    rng = np.random.default_rng(len(shape) * 100 + shape[0])
+    z = np.indices(shape).sum(axis=0)
+    a = (np.sin(0.3 * z) + 0.1 * rng.standard_normal(shape)).astype(dtype)
+    b = (a + 0.01 * rng.standard_normal(shape)).astype(dtype)
+    if holes:   # NaN in the original, +inf in the reconstruction, near the start: left out
+        a.flat[:40:7] = np.nan
+        b.flat[60:100:13] = np.inf
+    a.tofile(tmp_path / "a.raw")
+    b.tofile(tmp_path / "b.raw")
+    out = subprocess.run([h5zgpu_bin, "check", str(tmp_path / "a.raw"), str(tmp_path / "b.raw"),
+                          "-t", "f32" if dtype == "f4" else "f64",
+                          "-d", ",".join(map(str, shape)), "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    got = json.loads(out)
+    for key, want in reference(a, b).items():
+        np.testing.assert_allclose(got[key], want, rtol=TOL, atol=1e-12, err_msg=key)

@@ -1,0 +1,184 @@
+/* The quality metrics of `h5zgpu check` beyond the error norms (cli.h, cli_quality): the signed
+ * error's mean and extremes, SNR, Pearson's correlation, the error's autocorrelation and SSIM,
+ * in double precision over the points where both arrays are finite. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SSIM_WINDOW 8
+#define SSIM_K1 0.01
+#define SSIM_K2 0.03
+
+static double value(const void *p, uint64_t i, h5zgpu_dtype t)
+{
+    return t == H5ZGPU_FLOAT32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+
+/* The error's autocorrelation at lags 1..CLI_LAGS in array order: for lag k, the sum over the
+ * pairs (i, i+k) both finite of (e_i - mean)(e_{i+k} - mean), over the sum of (e_i - mean)^2. */
+static void autocorrelation(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
+                            double mean, double *r)
+{
+    double den = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        double x = value(a, i, t), y = value(b, i, t);
+        if (isfinite(x) && isfinite(y))
+            den += (y - x - mean) * (y - x - mean);
+    }
+    for (int k = 1; k <= CLI_LAGS; k++) {
+        double num = 0;
+        for (uint64_t i = 0; i + (uint64_t)k < n; i++) {
+            double x0 = value(a, i, t), y0 = value(b, i, t);
+            double x1 = value(a, i + (uint64_t)k, t), y1 = value(b, i + (uint64_t)k, t);
+            if (isfinite(x0) && isfinite(y0) && isfinite(x1) && isfinite(y1))
+                num += (y0 - x0 - mean) * (y1 - x1 - mean);
+        }
+        r[k - 1] = den > 0 ? num / den : 0;
+    }
+}
+
+/* The six sums SSIM needs over one window (a, b, a^2, b^2, ab, and the count of points where
+ * either is not finite). */
+enum { S_A, S_B, S_AA, S_BB, S_AB, S_BAD, S_N };
+
+/* Window sums of one z plane: over wy x wx windows, for the (ny-wy+1) x (nx-wx+1) windows. */
+static void plane_sums(const void *a, const void *b, h5zgpu_dtype t, uint64_t base, size_t ny,
+                       size_t nx, size_t wy, size_t wx, double *rows, double *out)
+{
+    size_t ox = nx - wx + 1, oy = ny - wy + 1;
+    /* along x: rows[q][y][x0] */
+    for (size_t y = 0; y < ny; y++) {
+        double run[S_N] = {0};
+        for (size_t x = 0; x < nx; x++) {
+            for (int pass = 0; pass < 2; pass++) {   /* add x, then drop x - wx */
+                if (pass == 1 && x < wx)
+                    break;
+                size_t xi = pass ? x - wx : x;
+                double s = pass ? -1 : 1, va = value(a, base + y * nx + xi, t),
+                       vb = value(b, base + y * nx + xi, t);
+                if (!isfinite(va) || !isfinite(vb)) {
+                    run[S_BAD] += s;
+                    continue;
+                }
+                run[S_A] += s * va;
+                run[S_B] += s * vb;
+                run[S_AA] += s * va * va;
+                run[S_BB] += s * vb * vb;
+                run[S_AB] += s * va * vb;
+            }
+            if (x + 1 >= wx)
+                for (int q = 0; q < S_N; q++)
+                    rows[(q * ny + y) * ox + (x + 1 - wx)] = run[q];
+        }
+    }
+    /* along y */
+    for (int q = 0; q < S_N; q++)
+        for (size_t x0 = 0; x0 < ox; x0++) {
+            double run = 0;
+            for (size_t y = 0; y < ny; y++) {
+                run += rows[(q * ny + y) * ox + x0];
+                if (y >= wy)
+                    run -= rows[(q * ny + y - wy) * ox + x0];
+                if (y + 1 >= wy)
+                    out[(q * oy + (y + 1 - wy)) * ox + x0] = run;
+            }
+        }
+}
+
+/* SSIM with a window of 8 along each axis (the axis's length where shorter), step 1, the mean
+ * over the windows that hold only finite values of both arrays; C1 = (0.01 L)^2 and
+ * C2 = (0.03 L)^2 with L the range of a. Arrays of rank above 3 are seen as 3-D, their slowest
+ * axes folded into the first. -1 when no window qualifies or memory runs out. */
+static double ssim(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
+                   const uint64_t *dims, double range)
+{
+    size_t d[3] = {1, 1, 1};
+    for (unsigned i = 0; i < rank; i++)
+        d[3 - (rank - i < 3 ? rank - i : 3)] *= (size_t)dims[i];
+    size_t nz = d[0], ny = d[1], nx = d[2];
+    size_t wz = nz < SSIM_WINDOW ? nz : SSIM_WINDOW, wy = ny < SSIM_WINDOW ? ny : SSIM_WINDOW,
+           wx = nx < SSIM_WINDOW ? nx : SSIM_WINDOW;
+    size_t oy = ny - wy + 1, ox = nx - wx + 1, plane = (size_t)S_N * oy * ox;
+    double *rows = malloc(sizeof(double) * S_N * ny * ox);
+    double *ring = malloc(sizeof(double) * plane * wz), *tot = calloc(plane, sizeof(double));
+    double c1 = (SSIM_K1 * range) * (SSIM_K1 * range), c2 = (SSIM_K2 * range) * (SSIM_K2 * range);
+    double sum = 0, cnt = (double)(wz * wy * wx);
+    uint64_t windows = 0;
+    if (!rows || !ring || !tot) {
+        free(rows);
+        free(ring);
+        free(tot);
+        return -1;
+    }
+    for (size_t z = 0; z < nz; z++) {
+        double *slot = ring + (z % wz) * plane;
+        if (z >= wz)   /* the plane leaving the window */
+            for (size_t i = 0; i < plane; i++)
+                tot[i] -= slot[i];
+        plane_sums(a, b, t, (uint64_t)z * ny * nx, ny, nx, wy, wx, rows, slot);
+        for (size_t i = 0; i < plane; i++)
+            tot[i] += slot[i];
+        if (z + 1 < wz)
+            continue;
+        for (size_t w = 0; w < oy * ox; w++) {
+            const double *s = tot + w;
+            if (s[(size_t)S_BAD * oy * ox] > 0.5)
+                continue;
+            double ma = s[(size_t)S_A * oy * ox] / cnt, mb = s[(size_t)S_B * oy * ox] / cnt;
+            double va = s[(size_t)S_AA * oy * ox] / cnt - ma * ma;
+            double vb = s[(size_t)S_BB * oy * ox] / cnt - mb * mb;
+            double cov = s[(size_t)S_AB * oy * ox] / cnt - ma * mb;
+            sum += (2 * ma * mb + c1) * (2 * cov + c2) / ((ma * ma + mb * mb + c1) * (va + vb + c2));
+            windows++;
+        }
+    }
+    free(rows);
+    free(ring);
+    free(tot);
+    return windows ? sum / (double)windows : -1;
+}
+
+void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
+                         const uint64_t *dims, const cli_metrics *m, cli_quality *q)
+{
+    uint64_t n = 1, count = 0;
+    double sa = 0, sb = 0, se = 0;
+    memset(q, 0, sizeof *q);
+    for (unsigned i = 0; i < rank; i++)
+        n *= dims[i];
+    q->min_error = INFINITY;
+    q->max_error = -INFINITY;
+    for (uint64_t i = 0; i < n; i++) {
+        double x = value(a, i, t), y = value(b, i, t);
+        if (!isfinite(x) || !isfinite(y))
+            continue;
+        sa += x;
+        sb += y;
+        se += y - x;
+        q->min_error = fmin(q->min_error, y - x);
+        q->max_error = fmax(q->max_error, y - x);
+        count++;
+    }
+    if (!count) {
+        q->min_error = q->max_error = 0;
+        q->ssim = -1;
+        return;
+    }
+    double ma = sa / (double)count, mb = sb / (double)count, saa = 0, sbb = 0, sab = 0, see = 0;
+    q->mean_error = se / (double)count;
+    for (uint64_t i = 0; i < n; i++) {   /* second pass: deviations from the means */
+        double x = value(a, i, t), y = value(b, i, t);
+        if (!isfinite(x) || !isfinite(y))
+            continue;
+        saa += (x - ma) * (x - ma);
+        sbb += (y - mb) * (y - mb);
+        sab += (x - ma) * (y - mb);
+        see += (y - x) * (y - x);
+    }
+    q->pearson = saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : (saa == sbb ? 1 : 0);
+    q->snr = see > 0 ? 10 * log10(saa / see) : INFINITY;
+    autocorrelation(a, b, n, t, q->mean_error, q->autocorrelation);
+    q->ssim = ssim(a, b, t, rank, dims, m->range);
+}
