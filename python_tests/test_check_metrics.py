@@ -1,7 +1,9 @@
 """`h5zgpu check --json`'s quality metrics against an independent NumPy computation: the error's
-mean and extremes, SNR, Pearson, the error's autocorrelation at lags 1..10 (array order) and SSIM
-(windows of 8 per axis, shorter axes whole, step 1), on 1-D to 3-D arrays of both types, with
-and without non-finite values (left out of every metric; SSIM skips the windows holding one)."""
+mean, extremes and histogram, SNR, Pearson, the error's autocorrelation at lags 1..10 (array
+order), SSIM (windows of 8 per axis, shorter axes whole, step 1) and the PSNR of first and second
+differences and of the Laplacian, on 1-D to 3-D arrays of both types, with and without
+non-finite values (left out of every metric; SSIM skips the windows holding one, a stencil the
+values it touches)."""
 import json
 import subprocess
 
@@ -35,7 +37,33 @@ def reference(a, b):
     cov = (wa * wb).mean(axis=ax) - ma * mb
     s = ((2 * ma * mb + c1) * (2 * cov + c2)) / ((ma ** 2 + mb ** 2 + c1) * (va + vb + c2))
     out["ssim"] = s[good].mean()
+    out.update(stencils(x, y))
     return out
+
+
+def psnr(da, db):
+    ok = np.isfinite(da) & np.isfinite(db)
+    da, db = da[ok], db[ok]
+    return 20 * np.log10((da.max() - da.min()) / np.sqrt(((db - da) ** 2).mean()))
+
+
+def second(v, k):
+    n = v.shape[k]
+    take = lambda lo, hi: np.take(v, range(lo, hi), axis=k)  # noqa: E731
+    return take(2, n) - 2 * take(1, n - 1) + take(0, n - 2)
+
+
+def stencils(x, y):
+    d1a = np.concatenate([np.diff(x, axis=k).ravel() for k in range(x.ndim)])
+    d1b = np.concatenate([np.diff(y, axis=k).ravel() for k in range(x.ndim)])
+    d2a = np.concatenate([second(x, k).ravel() for k in range(x.ndim)])
+    d2b = np.concatenate([second(y, k).ravel() for k in range(x.ndim)])
+    inner = lambda v, k: v[tuple(slice(None) if j == k else slice(1, -1)  # noqa: E731
+                                 for j in range(x.ndim))]
+    la = sum(inner(second(x, k), k) for k in range(x.ndim))
+    lb = sum(inner(second(y, k), k) for k in range(x.ndim))
+    return {"derivative_psnr": psnr(d1a, d1b), "second_derivative_psnr": psnr(d2a, d2b),
+            "laplacian_psnr": psnr(la.ravel(), lb.ravel())}
 
 
 @pytest.mark.parametrize("shape,dtype,holes", [
@@ -59,3 +87,9 @@ def test_metrics_match_numpy(tmp_path, h5zgpu_bin, shape, dtype, holes):
     got = json.loads(out)
     for key, want in reference(a, b).items():
         np.testing.assert_allclose(got[key], want, rtol=TOL, atol=1e-12, err_msg=key)
+    e = (b.astype(np.float64) - a.astype(np.float64))
+    e = e[np.isfinite(e)]
+    want, _ = np.histogram(e, bins=100, range=(e.min(), e.max()))
+    hist = np.array(got["error_histogram"])
+    assert hist.sum() == e.size
+    assert np.abs(hist - want).sum() <= 2   # a value on a bin edge may round to either side

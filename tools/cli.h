@@ -80,13 +80,18 @@ void cli_metrics_compute(const void *a, const void *b, uint64_t n, h5zgpu_dtype 
 /* Beyond the error norms, over the points where both a and b are finite (b - a is the error):
  * the error's mean and extremes, SNR (10 log10 of a's variance over the MSE, dB; +inf when
  * exact), Pearson's correlation of a and b, the error's autocorrelation at lags 1..CLI_LAGS in
- * array order, and SSIM (windows of 8 per axis, step 1, over windows of finite values; -1 when
- * there is none). */
+ * array order, SSIM (windows of 8 per axis, step 1, over windows of finite values; -1 when
+ * there is none), the error's histogram and the PSNR of derivatives and the Laplacian. */
 #define CLI_LAGS 10
+#define CLI_BINS 100
 typedef struct cli_quality {
     double mean_error, min_error, max_error;
     double snr, pearson, ssim;
     double autocorrelation[CLI_LAGS];
+    uint64_t histogram[CLI_BINS];   /* of the error, equal bins over [min_error, max_error] */
+    /* PSNR of B's first differences, second differences (along each axis) and Laplacian
+     * against A's; NaN when no stencil fits, +inf when exact */
+    double stencil_psnr[3];
 } cli_quality;
 
 void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,

@@ -22,8 +22,8 @@ static const char USAGE[] =
     "      restore the raw array from a chunk written by compress\n"
     "  h5zgpu check A B -t f32|f64 -d Z,Y,X [--json]\n"
     "      quality of raw array B against raw array A: max abs error, max error / range, RMSE,\n"
-    "      NRMSE, PSNR, SNR, the error's mean and extremes, Pearson, SSIM (8^3 windows) and\n"
-    "      the error's autocorrelation at lags 1..10\n"
+    "      NRMSE, PSNR, SNR, the error's mean, extremes and histogram, Pearson, SSIM (8^3\n"
+    "      windows), the error's autocorrelation at lags 1..10, derivatives' and Laplacian's PSNR\n"
     "  h5zgpu --help | --version\n"
     "\n"
     "  --codec defaults to huffman. Dimensions are slowest-varying first, as in HDF5 and C.\n"
@@ -332,6 +332,13 @@ static int cmd_check(int argc, char **argv)
         json_number("snr", q.snr, 0);
         json_number("pearson", q.pearson, 0);
         json_number("ssim", q.ssim < 0 ? NAN : q.ssim, 0);
+        json_number("derivative_psnr", q.stencil_psnr[0], 0);
+        json_number("second_derivative_psnr", q.stencil_psnr[1], 0);
+        json_number("laplacian_psnr", q.stencil_psnr[2], 0);
+        printf("  \"error_histogram\": [");
+        for (int k = 0; k < CLI_BINS; k++)
+            printf(k ? ", %llu" : "%llu", (unsigned long long)q.histogram[k]);
+        printf("],\n");
         printf("  \"autocorrelation\": [");
         for (int k = 0; k < CLI_LAGS; k++)
             printf(k ? ", %.17g" : "%.17g", q.autocorrelation[k]);
@@ -352,6 +359,8 @@ static int cmd_check(int argc, char **argv)
         printf("  Pearson        %.9f\n", q.pearson);
         if (q.ssim >= 0)
             printf("  SSIM           %.9f (windows of 8 per axis)\n", q.ssim);
+        printf("  PSNR of first differences %.2f dB, second %.2f dB, Laplacian %.2f dB\n",
+               q.stencil_psnr[0], q.stencil_psnr[1], q.stencil_psnr[2]);
         printf("  autocorrelation of the error, lags 1..%d:", CLI_LAGS);
         for (int k = 0; k < CLI_LAGS; k++)
             printf(" %.3f", q.autocorrelation[k]);

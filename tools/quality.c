@@ -1,6 +1,7 @@
 /* The quality metrics of `h5zgpu check` beyond the error norms (cli.h, cli_quality): the signed
- * error's mean and extremes, SNR, Pearson's correlation, the error's autocorrelation and SSIM,
- * in double precision over the points where both arrays are finite. */
+ * error's mean, extremes and histogram, SNR, Pearson's correlation, the error's autocorrelation,
+ * SSIM, and the PSNR of derivatives and the Laplacian, in double precision over the points where
+ * both arrays are finite. */
 #include "cli.h"
 
 #include <math.h>
@@ -140,6 +141,82 @@ static double ssim(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
     return windows ? sum / (double)windows : -1;
 }
 
+/* The PSNR of B's stencil values against A's over the points where the stencil (along every axis
+ * for the Laplacian, along one for the others) touches only finite values of both: order 1 the
+ * forward differences along each axis, 2 the central second differences along each axis, 3 the
+ * Laplacian (their sum over the axes, at points inside along every axis). */
+static double stencil_psnr(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
+                           const uint64_t *dims, int order)
+{
+    uint64_t n = 1, stride[H5ZGPU_MAX_RANK];
+    for (unsigned d = rank; d-- > 0;) {
+        stride[d] = n;
+        n *= dims[d];
+    }
+    double lo = INFINITY, hi = -INFINITY, sq = 0;
+    uint64_t count = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        double sa = 0, sb = 0;
+        int ok = 1;
+        for (unsigned d = 0; d < rank && ok; d++) {
+            uint64_t c = i / stride[d] % dims[d];
+            int first = order == 1;
+            if (first ? c + 1 >= dims[d] : c == 0 || c + 1 >= dims[d]) {
+                if (order == 3)
+                    ok = 0;   /* the Laplacian needs every axis */
+                continue;
+            }
+            double a0 = value(a, i, t), b0 = value(b, i, t);
+            double a1 = value(a, i + stride[d], t), b1 = value(b, i + stride[d], t);
+            double da, db;
+            if (first) {
+                da = a1 - a0;
+                db = b1 - b0;
+            } else {
+                double am = value(a, i - stride[d], t), bm = value(b, i - stride[d], t);
+                da = a1 - 2 * a0 + am;
+                db = b1 - 2 * b0 + bm;
+            }
+            if (!isfinite(da) || !isfinite(db)) {
+                ok = order != 3;   /* one axis's value is left out; the Laplacian is */
+                continue;
+            }
+            if (order == 3) {
+                sa += da;
+                sb += db;
+                continue;
+            }
+            lo = fmin(lo, da);
+            hi = fmax(hi, da);
+            sq += (db - da) * (db - da);
+            count++;
+        }
+        if (order == 3 && ok && rank > 0) {
+            lo = fmin(lo, sa);
+            hi = fmax(hi, sa);
+            sq += (sb - sa) * (sb - sa);
+            count++;
+        }
+    }
+    if (!count)
+        return NAN;
+    double rmse = sqrt(sq / (double)count);
+    return rmse > 0 ? 20 * log10((hi - lo) / rmse) : INFINITY;
+}
+
+/* The error's histogram: CLI_BINS equal bins over [min_error, max_error] (the last closed). */
+static void histogram(const void *a, const void *b, uint64_t n, h5zgpu_dtype t, cli_quality *q)
+{
+    double w = (q->max_error - q->min_error) / CLI_BINS;
+    for (uint64_t i = 0; i < n; i++) {
+        double x = value(a, i, t), y = value(b, i, t);
+        if (!isfinite(x) || !isfinite(y))
+            continue;
+        long k = w > 0 ? (long)floor((y - x - q->min_error) / w) : 0;
+        q->histogram[k < 0 ? 0 : k >= CLI_BINS ? CLI_BINS - 1 : k]++;
+    }
+}
+
 void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
                          const uint64_t *dims, const cli_metrics *m, cli_quality *q)
 {
@@ -181,4 +258,7 @@ void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned 
     q->snr = see > 0 ? 10 * log10(saa / see) : INFINITY;
     autocorrelation(a, b, n, t, q->mean_error, q->autocorrelation);
     q->ssim = ssim(a, b, t, rank, dims, m->range);
+    histogram(a, b, n, t, q);
+    for (int order = 1; order <= 3; order++)
+        q->stencil_psnr[order - 1] = stencil_psnr(a, b, t, rank, dims, order);
 }
