@@ -93,3 +93,49 @@ def test_metrics_match_numpy(tmp_path, h5zgpu_bin, shape, dtype, holes):
     hist = np.array(got["error_histogram"])
     assert hist.sum() == e.size
     assert np.abs(hist - want).sum() <= 2   # a value on a bin edge may round to either side
+
+
+def power_ratio(a, b):
+    """P_B(k) / P_A(k) over shells of |k| rounded to the nearest integer, k = 1..n/2."""
+    n = a.shape[0]
+    f = np.fft.fftfreq(n) * n
+    kz, ky, kx = np.meshgrid(f, f, f, indexing="ij")
+    shell = np.floor(np.sqrt(kz ** 2 + ky ** 2 + kx ** 2) + 0.5).astype(int)
+    pa = np.abs(np.fft.fftn(a.astype(np.float64))) ** 2
+    pb = np.abs(np.fft.fftn(b.astype(np.float64))) ** 2
+    ks = range(1, n // 2 + 1)
+    return np.array([pb[shell == k].mean() / pa[shell == k].mean() for k in ks])
+
+
+def check_json(tmp_path, h5zgpu_bin, a, b):
+    a.tofile(tmp_path / "a.raw")
+    b.tofile(tmp_path / "b.raw")
+    out = subprocess.run([h5zgpu_bin, "check", str(tmp_path / "a.raw"), str(tmp_path / "b.raw"),
+                          "-t", "f32" if a.dtype == np.float32 else "f64",
+                          "-d", ",".join(map(str, a.shape)), "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("n,dtype", [(16, "f8"), (12, "f4"), (9, "f8")])
+def test_power_spectrum_matches_numpy(tmp_path, h5zgpu_bin, n, dtype):
+    rng = np.random.default_rng(n)
+    z = np.indices((n, n, n)).sum(axis=0)
+    a = (np.sin(0.4 * z) + 0.3 * rng.standard_normal((n, n, n))).astype(dtype)
+    b = (a + 0.05 * rng.standard_normal((n, n, n))).astype(dtype)
+    got = check_json(tmp_path, h5zgpu_bin, a, b)
+    if got["pk_ratio_max_deviation"] is None and not got["pk_ratio"]:
+        pytest.skip("this build has no FFTW3 (Debian: libfftw3-dev)")
+    want = power_ratio(a, b)
+    np.testing.assert_allclose(got["pk_ratio"], want, rtol=1e-9)
+    np.testing.assert_allclose(got["pk_ratio_max_deviation"], np.abs(want - 1).max(), rtol=1e-9)
+
+
+def test_power_spectrum_only_for_cubic_finite_fields(tmp_path, h5zgpu_bin):
+    a = np.linspace(0, 1, 8 * 8 * 10).reshape(8, 8, 10)
+    got = check_json(tmp_path, h5zgpu_bin, a, a + 1e-3)
+    assert got["pk_ratio_max_deviation"] is None and got["pk_ratio"] == []
+    c = np.linspace(0, 1, 8 ** 3).reshape(8, 8, 8)
+    c[0, 0, 0] = np.nan
+    got = check_json(tmp_path, h5zgpu_bin, c, c + 1e-3)
+    assert got["pk_ratio_max_deviation"] is None

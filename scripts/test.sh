@@ -59,7 +59,7 @@ hdf5_of() {  # PYTHON -> "h5py X, HDF5 Y"
 
 ensure_packages build-essential cmake libhdf5-dev hdf5-tools python3-h5py python3-numpy \
   python3-pytest python3-venv openmpi-bin libopenmpi-dev libhdf5-openmpi-dev netcdf-bin \
-  libnetcdf-dev
+  libnetcdf-dev libfftw3-dev
 
 rm -f "$BUILD"/junit-*.xml
 if ! build_project; then

@@ -313,7 +313,9 @@ static int cmd_check(int argc, char **argv)
     }
     cli_metrics_compute(a, b, n, o.dtype, &m);
     cli_quality q;
+    cli_spectrum_result pk;
     cli_quality_compute(a, b, o.dtype, o.rank, o.dims, &m, &q);
+    int pk_st = cli_spectrum(a, b, o.dtype, o.rank, o.dims, &pk);
     if (o.json) {
         printf("{\n  \"elements\": %llu,\n  \"finite\": %llu,\n  \"nonfinite_mismatch\": %llu,\n",
                (unsigned long long)m.n, (unsigned long long)m.finite,
@@ -335,6 +337,11 @@ static int cmd_check(int argc, char **argv)
         json_number("derivative_psnr", q.stencil_psnr[0], 0);
         json_number("second_derivative_psnr", q.stencil_psnr[1], 0);
         json_number("laplacian_psnr", q.stencil_psnr[2], 0);
+        json_number("pk_ratio_max_deviation", pk_st == 0 ? pk.max_deviation : NAN, 0);
+        printf("  \"pk_ratio\": [");
+        for (size_t k = 0; pk_st == 0 && k < pk.shells; k++)
+            printf(k ? ", %.17g" : "%.17g", pk.ratio[k]);
+        printf("],\n");
         printf("  \"error_histogram\": [");
         for (int k = 0; k < CLI_BINS; k++)
             printf(k ? ", %llu" : "%llu", (unsigned long long)q.histogram[k]);
@@ -361,6 +368,12 @@ static int cmd_check(int argc, char **argv)
             printf("  SSIM           %.9f (windows of 8 per axis)\n", q.ssim);
         printf("  PSNR of first differences %.2f dB, second %.2f dB, Laplacian %.2f dB\n",
                q.stencil_psnr[0], q.stencil_psnr[1], q.stencil_psnr[2]);
+        if (pk_st == 0)
+            printf("  P(k) ratio     max |P_B/P_A - 1| %.3g over k = 1..%zu\n", pk.max_deviation,
+                   pk.shells);
+        else
+            printf("  P(k) ratio     %s\n", pk_st == -2 ? "(this build has no FFTW3)"
+                                                      : "(only for cubic 3-D finite fields)");
         printf("  autocorrelation of the error, lags 1..%d:", CLI_LAGS);
         for (int k = 0; k < CLI_LAGS; k++)
             printf(" %.3f", q.autocorrelation[k]);
@@ -368,6 +381,8 @@ static int cmd_check(int argc, char **argv)
         printf("  NaN/Inf        %llu values differ in their bits\n",
                (unsigned long long)m.nonfinite_mismatch);
     }
+    if (pk_st == 0)
+        free(pk.ratio);
     rc = 0;
 done:
     free(a);
