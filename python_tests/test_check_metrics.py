@@ -19,7 +19,11 @@ def reference(a, b):
     ok = np.isfinite(x) & np.isfinite(y)
     e = np.where(ok, y - x, 0.0)
     xs, ys, es = x[ok], y[ok], (y - x)[ok]
+    nz = ok & (x != 0)
+    rel = np.abs((y - x)[nz]) / np.abs(x[nz])
     out = {"mean_error": es.mean(), "min_error": es.min(), "max_error": es.max(),
+           "pw_rel_error_min": rel.min(), "pw_rel_error_max": rel.max(),
+           "pw_rel_error_mean": rel.mean(),
            "pearson": np.corrcoef(xs, ys)[0, 1],
            "snr": 10 * np.log10(((xs - xs.mean()) ** 2).sum() / (es ** 2).sum())}
     m = es.mean()
@@ -107,12 +111,12 @@ def power_ratio(a, b):
     return np.array([pb[shell == k].mean() / pa[shell == k].mean() for k in ks])
 
 
-def check_json(tmp_path, h5zgpu_bin, a, b):
+def check_json(tmp_path, h5zgpu_bin, a, b, *extra):
     a.tofile(tmp_path / "a.raw")
     b.tofile(tmp_path / "b.raw")
     out = subprocess.run([h5zgpu_bin, "check", str(tmp_path / "a.raw"), str(tmp_path / "b.raw"),
                           "-t", "f32" if a.dtype == np.float32 else "f64",
-                          "-d", ",".join(map(str, a.shape)), "--json"],
+                          "-d", ",".join(map(str, a.shape)), "--json", *extra],
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out)
 
@@ -129,6 +133,12 @@ def test_power_spectrum_matches_numpy(tmp_path, h5zgpu_bin, n, dtype):
     want = power_ratio(a, b)
     np.testing.assert_allclose(got["pk_ratio"], want, rtol=1e-9)
     np.testing.assert_allclose(got["pk_ratio_max_deviation"], np.abs(want - 1).max(), rtol=1e-9)
+    # --kmax: the deviation over k <= 2 only; --pk-band: the acceptance against 1 +- band
+    dev2 = np.abs(want[:2] - 1).max()
+    for band in (dev2 * 0.9, dev2 * 1.1):
+        g = check_json(tmp_path, h5zgpu_bin, a, b, "--kmax", "2", "--pk-band", repr(band))
+        np.testing.assert_allclose(g["pk_ratio_max_deviation"], dev2, rtol=1e-9)
+        assert g["pk_within_band"] is bool(dev2 <= band)
 
 
 def test_power_spectrum_only_for_cubic_finite_fields(tmp_path, h5zgpu_bin):

@@ -28,6 +28,8 @@ static const opt_def OPTS[] = {
     {NULL, "--missing", OPT_MISSING, "a number like -1e34"},
     {NULL, "--radius", OPT_RADIUS, "an integer 2..1024 (the Huffman codec's radius)"},
     {NULL, "--nccopy", OPT_NCCOPY, "a netCDF variable name"},
+    {NULL, "--kmax", OPT_KMAX, "a positive integer wavenumber"},
+    {NULL, "--pk-band", OPT_PKBAND, "a number like 0.01"},
 };
 
 static const char *const CODEC_NAMES[] = {"auto", "fixed", "huffman"};
@@ -117,6 +119,19 @@ static int set_value(const opt_def *d, const char *v, cli_opts *o)
         }
         break;
     }
+    case OPT_KMAX: {
+        unsigned long k = strtoul(v, &end, 10);
+        if (end != v && *end == 0 && v[0] != '-' && k >= 1 && k <= 1u << 30) {
+            o->kmax = (unsigned)k;
+            return 0;
+        }
+        break;
+    }
+    case OPT_PKBAND:
+        o->pk_band = strtod(v, &end);
+        if (end != v && *end == 0 && o->pk_band >= 0 && isfinite(o->pk_band))
+            return 0;
+        break;
     case OPT_NCCOPY:
         if (*v && !strchr(v, ',') && !strchr(v, '|')) {   /* nccopy -F's separators */
             o->nccopy = v;
@@ -138,6 +153,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, unsigned max_pos, cli_opt
 {
     memset(o, 0, sizeof *o);
     o->codec = o->mode = -1;
+    o->pk_band = 0.01;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const opt_def *d = NULL;

@@ -26,6 +26,8 @@ typedef struct cli_opts {
     int missing_given;
     unsigned radius;          /* --radius: the Huffman codec's radius; 0 until given */
     const char *nccopy;       /* cdvalues --nccopy VAR: print nccopy's -F argument for VAR */
+    unsigned kmax;            /* check --kmax K: the power spectrum's shells up to K; 0: all */
+    double pk_band;           /* check --pk-band X: P_B/P_A within 1 +- X (default 0.01) */
     int json;
 } cli_opts;
 
@@ -40,7 +42,9 @@ enum {
     OPT_JSON = 1 << 7,
     OPT_MISSING = 1 << 8,
     OPT_RADIUS = 1 << 9,
-    OPT_NCCOPY = 1 << 10
+    OPT_NCCOPY = 1 << 10,
+    OPT_KMAX = 1 << 11,
+    OPT_PKBAND = 1 << 12
 };
 
 /* Parses argv (after the subcommand) into o, accepting the options in `allowed` and up to
@@ -86,6 +90,8 @@ void cli_metrics_compute(const void *a, const void *b, uint64_t n, h5zgpu_dtype 
 #define CLI_BINS 100
 typedef struct cli_quality {
     double mean_error, min_error, max_error;
+    /* |error| / |A| over the points where A is not 0 (NaN when there is none) */
+    double min_pw_rel, max_pw_rel, mean_pw_rel;
     double snr, pearson, ssim;
     double autocorrelation[CLI_LAGS];
     uint64_t histogram[CLI_BINS];   /* of the error, equal bins over [min_error, max_error] */
@@ -110,6 +116,9 @@ typedef struct cli_spectrum_result {
 
 int cli_spectrum(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
                  const uint64_t *dims, cli_spectrum_result *r);
+
+/* The largest |ratio - 1| over the shells k = 1..kmax (all when kmax is 0 or past n/2). */
+double cli_spectrum_deviation(const cli_spectrum_result *r, unsigned kmax);
 
 /* The largest ratio of error to bound over all points, under the bound mode/eb promises
  * (REL over a's finite range; PWREL pointwise). Above 1 means the bound was missed; a point whose

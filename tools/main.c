@@ -20,7 +20,7 @@ static const char USAGE[] =
     "      and the largest error against the bound\n"
     "  h5zgpu decompress -i IN -o OUT\n"
     "      restore the raw array from a chunk written by compress\n"
-    "  h5zgpu check A B -t f32|f64 -d Z,Y,X [--json]\n"
+    "  h5zgpu check A B -t f32|f64 -d Z,Y,X [--json] [--kmax K] [--pk-band X]\n"
     "      quality of raw array B against raw array A: max abs error, max error / range, RMSE,\n"
     "      NRMSE, PSNR, SNR, the error's mean, extremes and histogram, Pearson, SSIM (8^3\n"
     "      windows), the error's autocorrelation at lags 1..10, derivatives' and Laplacian's PSNR\n"
@@ -294,7 +294,7 @@ static int cmd_check(int argc, char **argv)
     size_t a_len = 0, b_len = 0;
     char shape[512];
     int rc = CLI_EXIT_FAIL;
-    if (cli_parse(argc, argv, OPT_TYPE | OPT_DIMS | OPT_JSON, 2, &o) != 0)
+    if (cli_parse(argc, argv, OPT_TYPE | OPT_DIMS | OPT_JSON | OPT_KMAX | OPT_PKBAND, 2, &o) != 0)
         return CLI_EXIT_USAGE;
     if (o.npos != 2)
         return usage_error("check needs two files, A (the original) and B");
@@ -316,6 +316,7 @@ static int cmd_check(int argc, char **argv)
     cli_spectrum_result pk;
     cli_quality_compute(a, b, o.dtype, o.rank, o.dims, &m, &q);
     int pk_st = cli_spectrum(a, b, o.dtype, o.rank, o.dims, &pk);
+    double pk_dev = pk_st == 0 ? cli_spectrum_deviation(&pk, o.kmax) : NAN;
     if (o.json) {
         printf("{\n  \"elements\": %llu,\n  \"finite\": %llu,\n  \"nonfinite_mismatch\": %llu,\n",
                (unsigned long long)m.n, (unsigned long long)m.finite,
@@ -337,7 +338,14 @@ static int cmd_check(int argc, char **argv)
         json_number("derivative_psnr", q.stencil_psnr[0], 0);
         json_number("second_derivative_psnr", q.stencil_psnr[1], 0);
         json_number("laplacian_psnr", q.stencil_psnr[2], 0);
-        json_number("pk_ratio_max_deviation", pk_st == 0 ? pk.max_deviation : NAN, 0);
+        json_number("pw_rel_error_min", q.min_pw_rel, 0);
+        json_number("pw_rel_error_max", q.max_pw_rel, 0);
+        json_number("pw_rel_error_mean", q.mean_pw_rel, 0);
+        json_number("pk_ratio_max_deviation", pk_dev, 0);
+        if (pk_st == 0)
+            printf("  \"pk_within_band\": %s,\n", pk_dev <= o.pk_band ? "true" : "false");
+        else
+            printf("  \"pk_within_band\": null,\n");
         printf("  \"pk_ratio\": [");
         for (size_t k = 0; pk_st == 0 && k < pk.shells; k++)
             printf(k ? ", %.17g" : "%.17g", pk.ratio[k]);
@@ -368,9 +376,12 @@ static int cmd_check(int argc, char **argv)
             printf("  SSIM           %.9f (windows of 8 per axis)\n", q.ssim);
         printf("  PSNR of first differences %.2f dB, second %.2f dB, Laplacian %.2f dB\n",
                q.stencil_psnr[0], q.stencil_psnr[1], q.stencil_psnr[2]);
+        printf("  |error| / |A|  min %.6g, max %.6g, mean %.6g\n", q.min_pw_rel, q.max_pw_rel,
+               q.mean_pw_rel);
         if (pk_st == 0)
-            printf("  P(k) ratio     max |P_B/P_A - 1| %.3g over k = 1..%zu\n", pk.max_deviation,
-                   pk.shells);
+            printf("  P(k) ratio     max |P_B/P_A - 1| %.3g over k = 1..%zu: %s the 1 +- %g band\n",
+                   pk_dev, o.kmax && o.kmax < pk.shells ? (size_t)o.kmax : pk.shells,
+                   pk_dev <= o.pk_band ? "within" : "OUTSIDE", o.pk_band);
         else
             printf("  P(k) ratio     %s\n", pk_st == -2 ? "(this build has no FFTW3)"
                                                       : "(only for cubic 3-D finite fields)");

@@ -227,10 +227,21 @@ void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned 
         n *= dims[i];
     q->min_error = INFINITY;
     q->max_error = -INFINITY;
+    q->min_pw_rel = INFINITY;
+    q->max_pw_rel = -INFINITY;
+    double srel = 0;
+    uint64_t nrel = 0;
     for (uint64_t i = 0; i < n; i++) {
         double x = value(a, i, t), y = value(b, i, t);
         if (!isfinite(x) || !isfinite(y))
             continue;
+        if (x != 0) {
+            double rel = fabs(y - x) / fabs(x);
+            q->min_pw_rel = fmin(q->min_pw_rel, rel);
+            q->max_pw_rel = fmax(q->max_pw_rel, rel);
+            srel += rel;
+            nrel++;
+        }
         sa += x;
         sb += y;
         se += y - x;
@@ -238,6 +249,9 @@ void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned 
         q->max_error = fmax(q->max_error, y - x);
         count++;
     }
+    q->mean_pw_rel = nrel ? srel / (double)nrel : NAN;
+    if (!nrel)
+        q->min_pw_rel = q->max_pw_rel = NAN;
     if (!count) {
         q->min_error = q->max_error = 0;
         q->ssim = -1;

@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+double cli_spectrum_deviation(const cli_spectrum_result *r, unsigned kmax)
+{
+    double worst = 0;
+    for (size_t k = 1; k <= r->shells && (kmax == 0 || k <= kmax); k++)
+        worst = fmax(worst, fabs(r->ratio[k - 1] - 1));
+    return worst;
+}
+
 #ifdef H5ZGPU_HAVE_FFTW
 #include <fftw3.h>
 
@@ -75,11 +83,10 @@ int cli_spectrum(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
         return -1;
     }
     r->shells = n / 2;   /* k = 1 .. n/2; k = 0 (the mean) left out */
-    for (size_t s = 1; s <= n / 2; s++) {
-        double ratio = pa[s] > 0 ? (pb[s] / wb[s]) / (pa[s] / wa[s]) : (pb[s] > 0 ? INFINITY : 1);
-        r->ratio[s - 1] = ratio;
-        r->max_deviation = fmax(r->max_deviation, fabs(ratio - 1));
-    }
+    for (size_t s = 1; s <= n / 2; s++)
+        r->ratio[s - 1] =
+            pa[s] > 0 ? (pb[s] / wb[s]) / (pa[s] / wa[s]) : (pb[s] > 0 ? INFINITY : 1);
+    r->max_deviation = cli_spectrum_deviation(r, 0);
     free(pa);
     return 0;
 }
