@@ -136,7 +136,7 @@ def test_power_spectrum_matches_numpy(tmp_path, h5zgpu_bin, n, dtype):
     # --kmax: the deviation over k <= 2 only; --pk-band: the acceptance against 1 +- band
     dev2 = np.abs(want[:2] - 1).max()
     for band in (dev2 * 0.9, dev2 * 1.1):
-        g = check_json(tmp_path, h5zgpu_bin, a, b, "--kmax", "2", "--pk-band", repr(band))
+        g = check_json(tmp_path, h5zgpu_bin, a, b, "--kmax", "2", "--pk-band", f"{band:.17g}")
         np.testing.assert_allclose(g["pk_ratio_max_deviation"], dev2, rtol=1e-9)
         assert g["pk_within_band"] is bool(dev2 <= band)
 
