@@ -31,7 +31,8 @@ typedef struct dbatch {
     const void **in;
     void **out;
     size_t *in_len, *out_cap, *out_len;
-    int *stored;                 /* reads: the chunk is in the file */
+    size_t *stored;              /* reads: chunk c's bytes in the file (0: never written) */
+    size_t *which;               /* reads: the batch index of the n-th stored chunk */
     const void *fill;            /* a device chunk of the fill value */
 } dbatch;
 
@@ -54,6 +55,7 @@ static void dbatch_free(dbatch *b)
     free(b->out_cap);
     free(b->out_len);
     free(b->stored);
+    free(b->which);
 }
 
 static h5zgpu_status dbatch_alloc(dbatch *b, const ds_plan *pl, int device, void *block,
@@ -72,7 +74,9 @@ static h5zgpu_status dbatch_alloc(dbatch *b, const ds_plan *pl, int device, void
     b->out_cap = malloc(size * sizeof *b->out_cap);
     b->out_len = malloc(size * sizeof *b->out_len);
     b->stored = malloc(size * sizeof *b->stored);
-    if (!b->in || !b->out || !b->in_len || !b->out_cap || !b->out_len || !b->stored) {
+    b->which = malloc(size * sizeof *b->which);
+    if (!b->in || !b->out || !b->in_len || !b->out_cap || !b->out_len || !b->stored ||
+        !b->which) {
         dbatch_free(b);
         return hz_fail(H5ZGPU_E_NOMEM, "h5zgpu_dataset: out of memory");
     }
@@ -141,23 +145,21 @@ static h5zgpu_status cut_batch(ds_slot *s, void *ctx)
     for (size_t c = 0; c < b->slot.count; c++) {
         ds_overlap ov;
         unsigned char *chunk = b->d_chunks + c * pl->chunk_bytes;
-        void *old = NULL;
         size_t len = 0, got = 0;
         b->in[c] = chunk;
         ds_overlap_of(pl, b->slot.first + c, &ov);
-        h5zgpu_status st = ov.whole ? H5ZGPU_OK : ds_stored(pl, ov.origin, &old, &len);
+        /* a partly covered chunk's old bytes: through this chunk's pinned and device slots */
+        h5zgpu_status st = ov.whole ? H5ZGPU_OK
+                                    : ds_stored(pl, ov.origin, b->h_blobs + c * pl->cap, &len);
         if (st != H5ZGPU_OK)
             return st;
-        if (old) {
-            e = cudaMemcpy(b->d_blobs, old, len < pl->cap ? len : pl->cap,
-                           cudaMemcpyHostToDevice);
-            free(old);
+        if (len) {
+            unsigned char *d_old = b->d_blobs + c * pl->cap;
+            e = cudaMemcpy(d_old, b->h_blobs + c * pl->cap, len, cudaMemcpyHostToDevice);
             if (e != cudaSuccess)
                 return cuda_failed(e, "copying a stored chunk to the GPU");
-            st = len > pl->cap ? hz_fail(H5ZGPU_E_CORRUPT, "larger than any chunk can be")
-                               : h5zgpu_decompress_device(b->d_blobs, len, chunk,
-                                                          pl->chunk_bytes, &got, b->device,
-                                                          NULL);
+            st = h5zgpu_decompress_device(d_old, len, chunk, pl->chunk_bytes, &got, b->device,
+                                          NULL);
             if (st == H5ZGPU_OK && got != pl->chunk_bytes)
                 st = hz_fail(H5ZGPU_E_CORRUPT, "the chunk decompressed to the wrong size");
             if (st != H5ZGPU_OK) {
@@ -212,7 +214,7 @@ static h5zgpu_status store_batch(ds_slot *s, void *ctx)
     return ds_store(b->pl, b->slot.first, b->slot.count, b->h_blobs, b->out_len);
 }
 
-/* Batch b's stored chunks into its pinned buffer (stored[c] 0: never written). */
+/* Batch b's stored chunks read straight into its pinned buffer (stored[c] 0: never written). */
 static h5zgpu_status fetch_batch(ds_slot *s, void *ctx)
 {
     dbatch *b = (dbatch *)s;
@@ -220,22 +222,10 @@ static h5zgpu_status fetch_batch(ds_slot *s, void *ctx)
     (void)ctx;
     for (size_t c = 0; c < b->slot.count; c++) {
         ds_overlap ov;
-        void *blob;
-        size_t len;
         ds_overlap_of(pl, b->slot.first + c, &ov);
-        h5zgpu_status st = ds_stored(pl, ov.origin, &blob, &len);
+        h5zgpu_status st = ds_stored(pl, ov.origin, b->h_blobs + c * pl->cap, &b->stored[c]);
         if (st != H5ZGPU_OK)
             return st;
-        b->stored[c] = blob != NULL;
-        if (blob && len > pl->cap) {
-            free(blob);
-            ds_worker_failed(&b->slot.w, pl, b->slot.first + c, H5ZGPU_E_CORRUPT, "reading");
-            return hz_fail(H5ZGPU_E_CORRUPT, "%s: larger than any chunk can be", b->slot.w.msg);
-        }
-        if (blob)
-            memcpy(b->h_blobs + c * pl->cap, blob, len);
-        free(blob);
-        b->in_len[c] = len;
     }
     return H5ZGPU_OK;
 }
@@ -244,16 +234,17 @@ static void *decompress_batch(void *arg)
 {
     dbatch *b = arg;
     const ds_plan *pl = b->pl;
-    size_t n = 0, done = 0, at[2] = {0, 0};
+    size_t n = 0, done = 0;
     cudaError_t e = cudaSuccess;
     cudaSetDevice(b->device);
     for (size_t c = 0; c < b->slot.count && e == cudaSuccess; c++) {
         if (!b->stored[c])
             continue;
-        e = cudaMemcpyAsync(b->d_blobs + c * pl->cap, b->h_blobs + c * pl->cap, b->in_len[c],
+        e = cudaMemcpyAsync(b->d_blobs + c * pl->cap, b->h_blobs + c * pl->cap, b->stored[c],
                             cudaMemcpyHostToDevice, b->s);
+        b->which[n] = c;
         b->in[n] = b->d_blobs + c * pl->cap;
-        b->in_len[n] = b->in_len[c];
+        b->in_len[n] = b->stored[c];
         b->out[n] = b->d_chunks + c * pl->chunk_bytes;
         b->out_cap[n++] = pl->chunk_bytes;
     }
@@ -273,11 +264,8 @@ static void *decompress_batch(void *arg)
             st = hz_fail(H5ZGPU_E_CORRUPT, "the chunk decompressed to the wrong size");
             done = k;
         }
-    if (st != H5ZGPU_OK) {   /* done counts stored chunks: find the failing one's index */
-        for (size_t c = 0; c < b->slot.count; c++)
-            if (b->stored[c] && at[0]++ == done)
-                at[1] = c;
-        ds_worker_failed(&b->slot.w, pl, b->slot.first + at[1], st, "decompressing");
+    if (st != H5ZGPU_OK) {   /* done: the failing one among the stored chunks */
+        ds_worker_failed(&b->slot.w, pl, b->slot.first + b->which[done], st, "decompressing");
         return NULL;
     }
     for (size_t c = 0; c < b->slot.count && e == cudaSuccess; c++) {

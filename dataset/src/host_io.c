@@ -17,8 +17,10 @@ typedef struct batch {
     const h5zgpu_exec *exec;
     size_t size;                 /* chunks it has room for */
     unsigned char *chunks;       /* size x chunk_bytes */
-    unsigned char *blobs;        /* writes: size x cap, compressed chunks */
-    void **blob_p;               /* reads: the stored bytes of each chunk (NULL: none) */
+    unsigned char *blobs;        /* size x cap: compressed chunks, made (writes) or read (reads);
+                                  * writes decompress a partly covered chunk's old bytes there */
+    size_t *stored;              /* reads: chunk c's bytes in the file (0: never written) */
+    size_t *which;               /* reads: the batch index of the n-th stored chunk */
     const void **in;
     void **out;
     size_t *in_len, *out_cap, *out_len;
@@ -27,12 +29,10 @@ typedef struct batch {
 
 static void batch_free(batch *b)
 {
-    if (b->blob_p)
-        for (size_t i = 0; i < b->size; i++)
-            free(b->blob_p[i]);
     free(b->chunks);
     free(b->blobs);
-    free(b->blob_p);
+    free(b->stored);
+    free(b->which);
     free(b->in);
     free(b->out);
     free(b->in_len);
@@ -41,22 +41,23 @@ static void batch_free(batch *b)
 }
 
 static h5zgpu_status batch_alloc(batch *b, const ds_plan *pl, const h5zgpu_exec *exec,
-                                 size_t size, int reading)
+                                 size_t size)
 {
     memset(b, 0, sizeof *b);
     b->pl = pl;
     b->exec = exec;
     b->size = size;
     b->chunks = malloc(size * pl->chunk_bytes);
-    b->blobs = reading ? NULL : malloc(size * pl->cap);
-    b->blob_p = reading ? calloc(size, sizeof *b->blob_p) : NULL;
+    b->blobs = malloc(size * pl->cap);
+    b->stored = malloc(size * sizeof *b->stored);
+    b->which = malloc(size * sizeof *b->which);
     b->in = malloc(size * sizeof *b->in);
     b->out = malloc(size * sizeof *b->out);
     b->in_len = malloc(size * sizeof *b->in_len);
     b->out_cap = malloc(size * sizeof *b->out_cap);
     b->out_len = malloc(size * sizeof *b->out_len);
-    if (!b->chunks || (!reading && !b->blobs) || (reading && !b->blob_p) || !b->in || !b->out ||
-        !b->in_len || !b->out_cap || !b->out_len) {
+    if (!b->chunks || !b->blobs || !b->stored || !b->which || !b->in || !b->out || !b->in_len ||
+        !b->out_cap || !b->out_len) {
         batch_free(b);
         return hz_fail(H5ZGPU_E_NOMEM, "h5zgpu_dataset: out of memory for a batch of %zu "
                        "chunks", size);
@@ -105,36 +106,29 @@ static void *decompress_batch(void *arg)
 {
     batch *b = arg;
     const ds_plan *pl = b->pl;
-    size_t n = 0;
-    for (size_t i = 0; i < b->slot.count; i++) {
-        unsigned char *chunk = b->chunks + i * pl->chunk_bytes;
-        if (!b->blob_p[i]) {
+    size_t n = 0, done = 0;
+    for (size_t c = 0; c < b->slot.count; c++) {
+        unsigned char *chunk = b->chunks + c * pl->chunk_bytes;
+        if (!b->stored[c]) {
             ds_fill_chunk(pl, chunk);
             continue;
         }
-        b->in[n] = b->blob_p[i];
+        b->which[n] = c;
+        b->in[n] = b->blobs + c * pl->cap;
+        b->in_len[n] = b->stored[c];
         b->out[n] = chunk;
         b->out_cap[n++] = pl->chunk_bytes;
     }
-    size_t done = 0;
     h5zgpu_status st = n ? h5zgpu_decompress_batch(n, b->in, b->in_len, b->out, b->out_cap,
                                                    b->out_len, b->exec, &done)
                          : H5ZGPU_OK;
-    /* the batch index of the failing chunk: done counts stored chunks */
-    size_t bad = 0;
-    for (size_t k = 0; bad < b->slot.count; bad++) {
-        if (!b->blob_p[bad])
-            continue;
-        if (st == H5ZGPU_OK && b->out_len[k] != pl->chunk_bytes)
+    for (size_t k = 0; st == H5ZGPU_OK && k < n; k++)
+        if (b->out_len[k] != pl->chunk_bytes) {
             st = hz_fail(H5ZGPU_E_CORRUPT, "the chunk decompressed to the wrong size");
-        else if (st == H5ZGPU_OK || k != done) {
-            k++;
-            continue;
+            done = k;
         }
-        break;
-    }
-    if (st != H5ZGPU_OK) {
-        ds_worker_failed(&b->slot.w, pl, b->slot.first + bad, st, "decompressing");
+    if (st != H5ZGPU_OK) {   /* done: the failing one among the stored chunks */
+        ds_worker_failed(&b->slot.w, pl, b->slot.first + b->which[done], st, "decompressing");
         return NULL;
     }
     copy_job j = {b, b->block, 0};
@@ -142,26 +136,25 @@ static void *decompress_batch(void *arg)
     return NULL;
 }
 
-/* What a partly covered chunk held before: decompressed from the file or, new to the file,
- * the fill value (HDF5's calls stay on this thread). Chunks the block covers whole need none. */
+/* What a partly covered chunk held before: decompressed from the file (its bytes read into
+ * scratch, pl->cap bytes) or, new to the file, the fill value (HDF5's calls stay on this
+ * thread). Chunks the block covers whole need none. */
 static h5zgpu_status prepare_chunk(const ds_plan *pl, const h5zgpu_exec *exec, size_t k,
-                                   void *chunk)
+                                   void *chunk, void *scratch)
 {
     ds_overlap ov;
     ds_overlap_of(pl, k, &ov);
     if (ov.whole)
         return H5ZGPU_OK;
-    void *old;
     size_t len, got = 0;
-    h5zgpu_status st = ds_stored(pl, ov.origin, &old, &len);
+    h5zgpu_status st = ds_stored(pl, ov.origin, scratch, &len);
     if (st != H5ZGPU_OK)
         return st;
-    if (!old) {
+    if (!len) {
         ds_fill_chunk(pl, chunk);
         return H5ZGPU_OK;
     }
-    st = h5zgpu_decompress(old, len, chunk, pl->chunk_bytes, &got, exec);
-    free(old);
+    st = h5zgpu_decompress(scratch, len, chunk, pl->chunk_bytes, &got, exec);
     if (st == H5ZGPU_OK && got != pl->chunk_bytes)
         st = hz_fail(H5ZGPU_E_CORRUPT, "the chunk decompressed to the wrong size");
     if (st != H5ZGPU_OK) {
@@ -180,7 +173,8 @@ static h5zgpu_status cut_batch(ds_slot *s, void *ctx)
     (void)ctx;
     for (size_t c = 0; c < b->slot.count; c++) {
         h5zgpu_status st = prepare_chunk(b->pl, b->exec, b->slot.first + c,
-                                         b->chunks + c * b->pl->chunk_bytes);
+                                         b->chunks + c * b->pl->chunk_bytes,
+                                         b->blobs + c * b->pl->cap);
         if (st != H5ZGPU_OK)
             return st;
     }
@@ -196,18 +190,16 @@ static h5zgpu_status store_batch(ds_slot *s, void *ctx)
     return ds_store(b->pl, b->slot.first, b->slot.count, b->blobs, b->out_len);
 }
 
-/* The stored bytes of the batch's chunks (NULL for a chunk never written). */
+/* The stored bytes of the batch's chunks into its blobs (stored[c] 0: never written). */
 static h5zgpu_status fetch_batch(ds_slot *s, void *ctx)
 {
     batch *b = (batch *)s;
     h5zgpu_status st = H5ZGPU_OK;
     (void)ctx;
-    for (size_t c = 0, n = 0; st == H5ZGPU_OK && c < b->slot.count; c++) {
+    for (size_t c = 0; st == H5ZGPU_OK && c < b->slot.count; c++) {
         ds_overlap ov;
-        free(b->blob_p[c]);
         ds_overlap_of(b->pl, b->slot.first + c, &ov);
-        st = ds_stored(b->pl, ov.origin, &b->blob_p[c], &b->in_len[n]);
-        n += b->blob_p[c] != NULL;
+        st = ds_stored(b->pl, ov.origin, b->blobs + c * b->pl->cap, &b->stored[c]);
     }
     return st;
 }
@@ -219,10 +211,10 @@ static h5zgpu_status pipeline(const ds_plan *pl, void *block, const h5zgpu_exec 
 {
     size_t size = ds_batch_chunks(pl);
     batch b[2];
-    h5zgpu_status st = batch_alloc(&b[0], pl, exec, size, !writing);
+    h5zgpu_status st = batch_alloc(&b[0], pl, exec, size);
     if (st != H5ZGPU_OK)
         return st;
-    if ((st = batch_alloc(&b[1], pl, exec, size, !writing)) != H5ZGPU_OK) {
+    if ((st = batch_alloc(&b[1], pl, exec, size)) != H5ZGPU_OK) {
         batch_free(&b[0]);
         return st;
     }

@@ -201,32 +201,28 @@ void ds_fill_chunk(const ds_plan *pl, void *chunk)
     }
 }
 
-h5zgpu_status ds_stored(const ds_plan *pl, const hsize_t *origin, void **blob, size_t *len)
+h5zgpu_status ds_stored(const ds_plan *pl, const hsize_t *origin, void *buf, size_t *len)
 {
     char where[256];
     hsize_t size = 0;
-    *blob = NULL;
-    *len = 0;
+    uint32_t mask = 0;
     herr_t got;
+    *len = 0;
     H5E_BEGIN_TRY { got = H5Dget_chunk_storage_size(pl->dset, origin, &size); } H5E_END_TRY;
     if (got < 0 || size == 0)
         return H5ZGPU_OK;   /* never written: HDF5 fails or says 0, by version */
-    uint32_t mask = 0;
-    void *b = malloc((size_t)size);
-    if (!b)
-        return hz_fail(H5ZGPU_E_NOMEM, "h5zgpu_dataset: out of memory");
-    if (H5Dread_chunk(pl->dset, H5P_DEFAULT, origin, &mask, b) < 0) {
-        free(b);
+    if (size > pl->cap)
+        return hz_fail(H5ZGPU_E_CORRUPT, "h5zgpu_dataset: the chunk at %s is stored in %llu "
+                       "bytes, more than any chunk of these parameters takes (%zu)",
+                       ds_origin_text(pl, origin, where, sizeof where),
+                       (unsigned long long)size, pl->cap);
+    if (H5Dread_chunk(pl->dset, H5P_DEFAULT, origin, &mask, buf) < 0)
         return hz_fail(H5ZGPU_E_CORRUPT, "h5zgpu_dataset: H5Dread_chunk of the chunk at %s "
                        "failed", ds_origin_text(pl, origin, where, sizeof where));
-    }
-    if (mask != 0) {
-        free(b);
+    if (mask != 0)
         return hz_fail(H5ZGPU_E_UNSUPPORTED, "h5zgpu_dataset: the chunk at %s was stored with "
                        "the filter skipped (filter mask %u)",
                        ds_origin_text(pl, origin, where, sizeof where), (unsigned)mask);
-    }
-    *blob = b;
     *len = (size_t)size;
     return H5ZGPU_OK;
 }

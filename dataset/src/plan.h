@@ -42,9 +42,9 @@ void ds_chunk_to_block(const ds_plan *pl, const ds_overlap *ov, const void *chun
 /* A chunk of the fill value (the padding HDF5 gives a chunk new to the file). */
 void ds_fill_chunk(const ds_plan *pl, void *chunk);
 
-/* The stored bytes of the chunk at origin into *blob (malloc'd; NULL with *len 0 when the chunk
- * was never written). A chunk stored with the filter skipped is refused. */
-h5zgpu_status ds_stored(const ds_plan *pl, const hsize_t *origin, void **blob, size_t *len);
+/* The stored bytes of the chunk at origin into buf (pl->cap bytes); *len 0 when the chunk was
+ * never written. A chunk larger than pl->cap, or stored with the filter skipped, is refused. */
+h5zgpu_status ds_stored(const ds_plan *pl, const hsize_t *origin, void *buf, size_t *len);
 
 /* Stores chunks first .. first+count-1 with H5Dwrite_chunk: chunk i's len[i] compressed bytes
  * at blobs + i x cap. */
