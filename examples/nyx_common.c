@@ -72,12 +72,17 @@ int nw_compress_boxes(const nw_rank *r, const h5zgpu_params *p, int f, void **bl
                       size_t *len)
 {
     size_t cap = h5zgpu_compress_bound(p), n = r->count, done = 0;
-    const void **in = malloc((n + 1) * sizeof *in);
-    void **out = malloc((n + 1) * sizeof *out);
-    size_t *caps = malloc((n + 1) * sizeof *caps);
-    int bad = !in || !out || !caps;
+    if (n == 0)
+        return 0;
+    const void **in = malloc(n * sizeof *in);
+    void **out = malloc(n * sizeof *out);
+    size_t *caps = malloc(n * sizeof *caps);
+    unsigned char *all = malloc(n * cap);   /* one allocation a field: blob[0] */
+    int bad = !in || !out || !caps || !all;
     for (size_t i = 0; !bad && i < n; i++)
-        bad = !(blob[i] = malloc(cap));
+        blob[i] = all + i * cap;
+    if (!all)
+        blob[0] = NULL;
 #ifdef H5ZGPU_HAVE_CUDA
     if (!bad && r->device >= 0) {   /* on the GPU: only the compressed bytes come back */
         unsigned char *scratch = NULL;

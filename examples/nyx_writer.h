@@ -61,7 +61,8 @@ void nw_stage_free(const nw_rank *r, float *p);
 int nw_dataset_params(hid_t dset, h5zgpu_params *p);
 
 /* Compresses the rank's boxes of field f in one batch (on its GPU when it has one: only the
- * compressed bytes come back) into malloc'd blobs blob[i] of len[i] bytes. */
+ * compressed bytes come back) into blobs blob[i] of len[i] bytes, all in one allocation that
+ * blob[0] holds (free it alone; none when the rank has no box). */
 int nw_compress_boxes(const nw_rank *r, const h5zgpu_params *p, int f, void **blob,
                       size_t *len);
 
