@@ -104,14 +104,12 @@ void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned 
                          const uint64_t *dims, const cli_metrics *m, cli_quality *q);
 
 /* The power spectrum of a cubic 3-D A and B: P(k) averaged over shells of integer wavenumber
- * |k| = 1..n/2 (rounded to the nearest), ratio[k-1] = P_B(k) / P_A(k), and the largest
- * |ratio - 1|. 0 on success (free ratio); -1 when the arrays are not cubic 3-D, hold a
+ * |k| = 1..n/2 (rounded to the nearest), ratio[k-1] = P_B(k) / P_A(k). 0 on success (free ratio); -1 when the arrays are not cubic 3-D, hold a
  * non-finite value (a transform cannot leave points out) or memory runs out; -2 when this build
  * has no FFT library (FFTW3). */
 typedef struct cli_spectrum_result {
     size_t shells;
     double *ratio;
-    double max_deviation;
 } cli_spectrum_result;
 
 int cli_spectrum(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,

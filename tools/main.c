@@ -286,6 +286,15 @@ static void json_number(const char *key, double v, int last)
         printf("  \"%s\": null%s\n", key, last ? "" : ",");
 }
 
+/* "key": [v, ...] of n doubles, the last key of the object or not. */
+static void json_doubles(const char *key, const double *v, size_t n, int last)
+{
+    printf("  \"%s\": [", key);
+    for (size_t k = 0; k < n; k++)
+        printf(k ? ", %.17g" : "%.17g", v[k]);
+    printf("]%s\n", last ? "" : ",");
+}
+
 static int cmd_check(int argc, char **argv)
 {
     cli_opts o;
@@ -346,18 +355,13 @@ static int cmd_check(int argc, char **argv)
             printf("  \"pk_within_band\": %s,\n", pk_dev <= o.pk_band ? "true" : "false");
         else
             printf("  \"pk_within_band\": null,\n");
-        printf("  \"pk_ratio\": [");
-        for (size_t k = 0; pk_st == 0 && k < pk.shells; k++)
-            printf(k ? ", %.17g" : "%.17g", pk.ratio[k]);
-        printf("],\n");
+        json_doubles("pk_ratio", pk.ratio, pk_st == 0 ? pk.shells : 0, 0);
         printf("  \"error_histogram\": [");
         for (int k = 0; k < CLI_BINS; k++)
             printf(k ? ", %llu" : "%llu", (unsigned long long)q.histogram[k]);
         printf("],\n");
-        printf("  \"autocorrelation\": [");
-        for (int k = 0; k < CLI_LAGS; k++)
-            printf(k ? ", %.17g" : "%.17g", q.autocorrelation[k]);
-        printf("]\n}\n");
+        json_doubles("autocorrelation", q.autocorrelation, CLI_LAGS, 1);
+        printf("}\n");
     } else {
         printf("h5zgpu check %s against %s (-t %s -d %s)\n", o.pos[1], o.pos[0],
                dtype_name(o.dtype), shape);
