@@ -98,7 +98,8 @@ def _cupy_on_a_gpu():
         return False
 
 
-@pytest.mark.skipif(not _cupy_on_a_gpu(), reason="needs CuPy, a GPU and a CUDA build")
+@pytest.mark.skipif(not _cupy_on_a_gpu(), reason="needs CuPy, a GPU and a CUDA build: runs on "
+                    "the device (scripts/device/suite.sh io)")
 @pytest.mark.parametrize("codec", ["fixed", "huffman"])
 def test_gpu_arrays_match_the_filter(tmp_path, codec):
     """From and into CuPy arrays: the same chunks as the filter path, edge and partial chunks

@@ -42,7 +42,8 @@ def check(path, a, var="sst"):
 def need(*tools):
     missing = [t for t in tools if not shutil.which(t)]
     if missing:
-        pytest.skip(f"needs {', '.join(missing)} (Debian: netcdf-bin)")
+        pytest.skip(f"needs {', '.join(missing)} (Debian: netcdf-bin; scripts/test.sh installs "
+                    "it, so CI runs this)")
 
 
 def cdl(a):
@@ -80,7 +81,8 @@ def test_nccopy(tmp_path, plugin, h5zgpu_bin):
 def test_netcdf_c_def_var_filter(tmp_path, plugin):
     need("cc")
     if not os.path.exists("/usr/include/netcdf_filter.h"):
-        pytest.skip("needs netCDF-C's headers (Debian: libnetcdf-dev)")
+        pytest.skip("needs netCDF-C's headers (Debian: libnetcdf-dev; scripts/test.sh installs "
+                    "it, so CI runs this)")
     prog = tmp_path / "def_var_filter"
     subprocess.run(["cc", "-O1", "-o", str(prog), os.path.join(HERE, "netcdf", "def_var_filter.c"),
                     "-lnetcdf", "-lm"], check=True)
@@ -94,7 +96,7 @@ def test_netcdf_c_def_var_filter(tmp_path, plugin):
 
 @pytest.mark.skipif(importlib.util.find_spec("xarray") is None or
                     importlib.util.find_spec("h5netcdf") is None,
-                    reason="needs xarray and h5netcdf (the pip-wheel venv has them)")
+                    reason="needs xarray and h5netcdf: runs in scripts/test.sh's pip-wheel venv")
 def test_xarray_h5netcdf(tmp_path, plugin):
     import xarray as xr
     a = sst()
@@ -117,7 +119,7 @@ def test_xarray_h5netcdf(tmp_path, plugin):
 
 @pytest.mark.skipif(importlib.util.find_spec("xarray") is None or
                     importlib.util.find_spec("h5netcdf") is None,
-                    reason="needs xarray and h5netcdf (the pip-wheel venv has them)")
+                    reason="needs xarray and h5netcdf: runs in scripts/test.sh's pip-wheel venv")
 @pytest.mark.parametrize("codec", ["fixed", "huffman"])
 def test_xarray_nan_costs_what_a_numeric_fill_costs(tmp_path, plugin, codec):
     """xarray's missing values are NaN, and its default _FillValue for floats is NaN, which
