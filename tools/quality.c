@@ -131,7 +131,8 @@ static double ssim(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
             double va = s[(size_t)S_AA * oy * ox] / cnt - ma * ma;
             double vb = s[(size_t)S_BB * oy * ox] / cnt - mb * mb;
             double cov = s[(size_t)S_AB * oy * ox] / cnt - ma * mb;
-            sum += (2 * ma * mb + c1) * (2 * cov + c2) / ((ma * ma + mb * mb + c1) * (va + vb + c2));
+            sum += (2 * ma * mb + c1) * (2 * cov + c2) /
+                   ((ma * ma + mb * mb + c1) * (va + vb + c2));
             windows++;
         }
     }
