@@ -170,3 +170,65 @@ def test_huffman_radius_with_missing_value(tmp_path, radius):
     assert set(codecs) <= {0, 2} and 2 in codecs, codecs
     assert np.array_equal(back[land].view(np.uint32), a[land].view(np.uint32))
     assert np.max(np.abs(back[~land].astype(np.float64) - a[~land].astype(np.float64))) <= EB
+
+
+NAN_WAYS = {  # how the missing points are given: (mask value, filter options)
+    "-1e34 declared": (-1e34, {"missing": -1e34}),
+    "NaN, nothing declared": (np.nan, {}),
+    "NaN declared": (np.nan, {"missing": float("nan")}),
+    # x86's 0/0 gives a NaN with the sign bit set: not the declared NaN's bits
+    "-NaN, NaN declared": (-np.nan, {"missing": float("nan")}),
+}
+
+
+def write_masked(path, a, land, mask, codec, dtype, opts):
+    """a with mask on land through the filter (ABS EB); the values read back and the ratio."""
+    b = a.copy()
+    b[land] = dtype(mask) if not np.isnan(mask) else np.copysign(dtype(np.nan), mask)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("sst", data=b, chunks=(16, 32, 32),
+                         **h5zgpu.filter(codec, mode="abs", eb=EB, dtype=dtype, **opts))
+    with h5py.File(path, "r") as f:
+        back = f["sst"][...]
+        ratio = b.nbytes / f["sst"].id.get_storage_size()
+    bits = np.uint32 if dtype == np.float32 else np.uint64
+    assert np.array_equal(back[land].view(bits), b[land].view(bits)), "missing values changed"
+    err = np.abs(back[~land].astype(np.float64) - b[~land].astype(np.float64))
+    assert err.max() <= EB, err.max()
+    return b, back, ratio
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nan_costs_what_a_declared_missing_value_costs(tmp_path, report, codec, dtype):
+    """NaN as the missing value, with no option at all (the dataset's fill value is HDF5's 0),
+    compresses within 5% of the same land given as -1e34 with the missing-value option: each
+    chunk makes its first NaN its fill value (docs/FORMAT.md, "Fill values")."""
+    a, land = ocean((48, 64, 64), dtype, -1e34, 0.5, seed=11)
+    ratios = {way: write_masked(tmp_path / f"{k}.h5", a, land, mask, codec, dtype, opts)[2]
+              for k, (way, (mask, opts)) in enumerate(NAN_WAYS.items())}
+    report(f"NaN as missing, {codec} {np.dtype(dtype).name}, 50% land, ABS {EB}: " +
+           ", ".join(f"{w} {r:.2f}" for w, r in ratios.items()))
+    numeric = ratios["-1e34 declared"]
+    for way, r in ratios.items():
+        assert abs(r / numeric - 1) <= 0.05, (way, ratios)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fill_value_beside_more_nan_stays_exact(tmp_path, codec, dtype):
+    """Sea points exactly 0, HDF5's fill value, on 1% of the sea beside 50% NaN land: the NaN
+    outnumber them and become the chunks' fill value, and the zeros still come back bit for
+    bit (a declared -999 likewise); their negations are values like any other."""
+    a, land = ocean((48, 64, 64), dtype, -1e34, 0.5, seed=11)
+    rng = np.random.default_rng(5)
+    for value, opts in ((0.0, {}), (-999.0, {"missing": -999.0})):
+        spots = ~land & (rng.random(a.shape) < 0.01)
+        c = a.copy()
+        c[spots] = np.where(rng.random(a.shape) < 0.5, value, -value)[spots]
+        _, back, ratio = write_masked(tmp_path / "z.h5", c, land, np.nan, codec, dtype, opts)
+        bits = np.uint32 if dtype == np.float32 else np.uint64
+        declared = c.view(bits) == np.array(value, dtype).view(bits)
+        assert declared.sum() > 0.002 * c.size
+        assert np.array_equal(back[declared].view(bits), c[declared].view(bits)), value
+        assert ratio > 2, ratio

@@ -109,8 +109,8 @@ static void check_case(const char *dir, const golden_case *c)
                                        why, sizeof why);
         tu_expect(misses == 0, "%s: %zu values miss the bound; first: %s", c->name, misses, why);
     }
-    /* older versions are read forever, and written no more */
-    if (version < H5ZGPU_FORMAT_VERSION)
+    /* older versions are read forever, and written no more; so are chunks of an earlier writer */
+    if (version < H5ZGPU_FORMAT_VERSION || c->earlier_writer)
         goto done;
     st = h5zgpu_compress(&c->params, in, chunk, cap, &len, NULL);
     tu_expect(st == H5ZGPU_OK && len == glen && memcmp(chunk, golden, glen) == 0,

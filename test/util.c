@@ -169,6 +169,9 @@ static void fill_dims(h5zgpu_dtype t, unsigned rank, const uint64_t *dims, size_
             else
                 tu_put(t, out, i, masked_land(c, rank, seed) ? -1e34 : field(c, rank, seed));
             break;
+        case TU_NAN_MASKED:
+            tu_put(t, out, i, masked_land(c, rank, seed) ? NAN : field(c, rank, seed));
+            break;
         case TU_SPIKY: {
             uint64_t h = splitmix(&s);
             double spike = h % TU_SPIKE_EVERY ? 0.0 : (h >> 32 & 1u ? 1e4 : -1e4);

@@ -23,7 +23,8 @@ typedef enum tu_pattern {
                   * slowest with the fastest: Lorenzo of the shape's dimensionality wins */
     TU_MASKED,   /* TU_FIELD with -1e34 over about 60% in patches, and NaN, +-Inf, -0, a
                   * subnormal and the largest finite value mixed in as TU_SPECIAL does */
-    TU_SPIKY     /* TU_FIELD with a spike of +-1e4 on about one element in 50 */
+    TU_SPIKY,    /* TU_FIELD with a spike of +-1e4 on about one element in 50 */
+    TU_NAN_MASKED /* TU_FIELD with NaN over TU_MASKED's patches (xarray's missing values) */
 } tu_pattern;
 
 uint64_t tu_count(const h5zgpu_params *p);

@@ -92,8 +92,8 @@ size_t h5zgpu_compress_bound(const h5zgpu_params *p)
 {
     if (h5zgpu_params_check(p) != H5ZGPU_OK)
         return 0;
-    return hz_header_len(p->rank, p->has_fill ? HZ_FLAG_FILL : 0) +
-           hz_count(p->rank, p->dims) * hz_esize(p->dtype);
+    /* any chunk may hold fill: the declared fill value, or NaN (qz_choose_fill) */
+    return hz_header_len(p->rank, HZ_FLAG_FILL) + hz_count(p->rank, p->dims) * hz_esize(p->dtype);
 }
 
 h5zgpu_status h5zgpu_params_from_cd_values(size_t n, const unsigned *cd, h5zgpu_params *p,
@@ -131,12 +131,12 @@ static const qz_quant *cpu_quant(host_run *h, const h5zgpu_params *p)
         const int is_f32 = p->dtype == H5ZGPU_FLOAT32;
         int any;
         double lo, hi;
+        qz_census census;
         qz_quant F = {.is_f32 = is_f32, .has_fill = p->has_fill, .fill_bits = hz_fill_bits(p)};
-        qz_stats_cpu(h->in, hz_count(p->rank, p->dims), &F, p->mode, &any, &lo, &hi);
+        qz_stats_cpu(h->in, hz_count(p->rank, p->dims), &F, p->mode, &any, &lo, &hi, &census);
         qz_init(&h->Q, p->mode, p->eb, is_f32, any, lo, hi);
         h->Q.keep = keeps_fine_codes(p);
-        h->Q.has_fill = F.has_fill;
-        h->Q.fill_bits = F.fill_bits;
+        qz_choose_fill(&h->Q, F.has_fill, F.fill_bits, &census);
         h->quant_ready = 1;
     }
     return &h->Q;
@@ -169,12 +169,13 @@ static h5zgpu_status host_encode(const hz_runner *r, unsigned codec, uint8_t *ba
     if (huff && hf_geom_init(&hg, p->rank, p->dims) != 0)
         return H5ZGPU_E_OUTPUT_TOO_SMALL;   /* hz_write_chunk asks only where it fits */
     h5zgpu_status st;
-    res->held_fill = p->has_fill;   /* r->fill: the caller cleared has_fill when none is fill */
 #ifdef H5ZGPU_HAVE_CUDA
     if (h->t.gpu) {
         hzc_encode_args a = gpu_args(p, h->in, 0, base, 0, shift, cap, h->t.device, NULL);
         hzc_encode_result gr;
         st = huff ? hzc_huff_encode(&hg, &a, &gr) : hzc_fixed_encode(&g, &a, &gr);
+        res->held_fill = gr.held_fill;
+        res->fill_bits = gr.fill_bits;
         if (st == H5ZGPU_OK) {
             res->len = gr.len;
             res->eb_abs = gr.eb_abs;
@@ -186,10 +187,12 @@ static h5zgpu_status host_encode(const hz_runner *r, unsigned codec, uint8_t *ba
                        : hz_fail(H5ZGPU_E_DEVICE, "GPU compression failed: %s",
                                  h5zgpu_last_error());
     }
-#else
-    (void)shift;   /* the host path knows the fill before it encodes */
 #endif
     const qz_quant *Q = cpu_quant(h, p);
+    res->held_fill = Q->has_fill;
+    res->fill_bits = Q->fill_bits;
+    if (Q->has_fill)
+        base += shift;
     /* a payload kept at base is replaced only by one that fits */
     uint8_t *dst = keep ? malloc(cap ? cap : 1) : base;
     if (!dst)
@@ -224,28 +227,10 @@ static h5zgpu_status host_put_header(const hz_runner *r, uint8_t *dst, const uin
     return H5ZGPU_OK;
 }
 
-/* Whether any element's bits equal the fill value's. */
-static int holds_fill(const h5zgpu_params *p, const void *in)
-{
-    uint64_t n = hz_count(p->rank, p->dims), bits = hz_fill_bits(p);
-    if (p->dtype == H5ZGPU_FLOAT32) {
-        const uint32_t *w = (const uint32_t *)in;
-        for (uint64_t i = 0; i < n; i++)
-            if (w[i] == (uint32_t)bits)
-                return 1;
-    } else {
-        const uint64_t *w = (const uint64_t *)in;
-        for (uint64_t i = 0; i < n; i++)
-            if (w[i] == bits)
-                return 1;
-    }
-    return 0;
-}
-
-h5zgpu_status h5zgpu_compress(const h5zgpu_params *given, const void *in, void *out,
+h5zgpu_status h5zgpu_compress(const h5zgpu_params *p, const void *in, void *out,
                               size_t out_cap, size_t *out_len, const h5zgpu_exec *exec)
 {
-    h5zgpu_status st = h5zgpu_params_check(given);
+    h5zgpu_status st = h5zgpu_params_check(p);
     if (st != H5ZGPU_OK)
         return st;
     if (!in || !out || !out_len)
@@ -253,11 +238,8 @@ h5zgpu_status h5zgpu_compress(const h5zgpu_params *given, const void *in, void *
     host_run h = {.in = in};
     if ((st = hz_resolve(exec, &h.t)) != H5ZGPU_OK)
         return st;
-    /* a chunk without fill elements is written as if there were no fill value (FORMAT.md) */
-    h5zgpu_params p = *given;
-    p.has_fill = given->has_fill && holds_fill(given, in);
-    hz_runner r = {.p = &p, .fill = p.has_fill, .encode = host_encode,
-                   .store_raw = host_store_raw, .put_header = host_put_header, .ctx = &h};
+    hz_runner r = {.p = p, .encode = host_encode, .store_raw = host_store_raw,
+                   .put_header = host_put_header, .ctx = &h};
     return hz_write_chunk(&r, (uint8_t *)out, out_cap, out_len);
 }
 
@@ -386,8 +368,7 @@ h5zgpu_status h5zgpu_chunk_info(const void *in, size_t in_len, h5zgpu_info *info
 #ifdef H5ZGPU_HAVE_CUDA
 /* ---- device memory ------------------------------------------------------------------------- */
 
-/* A chunk in device memory, all on the GPU: whether it holds fill elements is known only once
- * the GPU has looked (hz_runner's fill = -1). */
+/* A chunk in device memory, all on the GPU. */
 typedef struct device_run {
     const void *d_in;
     int device;
@@ -410,6 +391,7 @@ static h5zgpu_status device_encode(const hz_runner *r, unsigned codec, uint8_t *
     h5zgpu_status st = codec == H5ZGPU_CODEC_HUFFMAN ? hzc_huff_encode(&hg, &a, &gr)
                                                      : hzc_fixed_encode(&g, &a, &gr);
     res->held_fill = gr.held_fill;
+    res->fill_bits = gr.fill_bits;
     if (st == H5ZGPU_OK) {
         res->len = gr.len;
         res->eb_abs = gr.eb_abs;
@@ -440,8 +422,8 @@ h5zgpu_status h5zgpu_compress_device(const h5zgpu_params *p, const void *d_in, v
     if (st != H5ZGPU_OK)
         return st;
     device_run d = {d_in, device, stream};
-    hz_runner r = {.p = p, .fill = p->has_fill ? -1 : 0, .encode = device_encode,
-                   .store_raw = device_store_raw, .put_header = device_put_header, .ctx = &d};
+    hz_runner r = {.p = p, .encode = device_encode, .store_raw = device_store_raw,
+                   .put_header = device_put_header, .ctx = &d};
     return hz_write_chunk(&r, (uint8_t *)d_out, out_cap, out_len);
 }
 

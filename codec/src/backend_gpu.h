@@ -28,7 +28,7 @@ typedef struct hzc_encode_args {
     int is_f32;
     int keep;             /* the dataset may hold interpolated values (qz_quant) */
     unsigned radius;      /* Huffman: 2..HF_RADIUS_MAX */
-    int has_fill;         /* with fill_bits: elements of these bits are fill */
+    int has_fill;         /* with fill_bits: the declared fill value (qz_choose_fill) */
     uint64_t fill_bits;
     const void *in;
     int in_dev;
@@ -49,6 +49,7 @@ typedef struct hzc_encode_result {
     double eb_abs;        /* the bound applied */
     uint32_t sum;         /* checksum sum of the payload (hz_sum) */
     int held_fill;        /* some element is fill: the payload starts fill_shift past out */
+    uint64_t fill_bits;   /* then the chunk's fill value (qz_choose_fill) */
 } hzc_encode_result;
 
 /* One decoding: the chunk's header and where its payload (h->payload_len bytes) and values
@@ -64,8 +65,8 @@ typedef struct hzc_decode_args {
 } hzc_decode_args;
 
 /* Fixed-length payload, statistics, quantiser and encoding all on the device. The chunk is
- * coded with the fill layout only when it holds fill elements (r->held_fill, set even when the
- * payload does not fit). H5ZGPU_E_OUTPUT_TOO_SMALL when the payload needs more than a->cap. */
+ * coded with the fill layout only when it holds fill elements (r->held_fill and fill_bits, set
+ * even when the payload does not fit). H5ZGPU_E_OUTPUT_TOO_SMALL when the payload needs more than a->cap. */
 h5zgpu_status hzc_fixed_encode(const fl_geom *g, const hzc_encode_args *a, hzc_encode_result *r);
 
 /* Huffman payload, the same bytes as hf_encode_cpu, with the same contract; on

@@ -36,8 +36,10 @@ static h5zgpu_status choose(const hz_runner *r, uint8_t *base, uint64_t shift, u
         *res = h;
         return H5ZGPU_OK;
     }
-    if (!want_fixed)
+    if (!want_fixed) {
         res->held_fill = h.held_fill;
+        res->fill_bits = h.fill_bits;
+    }
     return hst == H5ZGPU_E_OUTPUT_TOO_SMALL ? st : hst;
 }
 
@@ -45,9 +47,9 @@ h5zgpu_status hz_write_chunk(const hz_runner *r, uint8_t *out, size_t out_cap, s
 {
     const h5zgpu_params *p = r->p;
     const uint64_t raw = hz_count(p->rank, p->dims) * hz_esize(p->dtype);
-    const size_t lo = hz_header_len(p->rank, r->fill == 1 ? HZ_FLAG_FILL : 0);
-    const uint64_t shift =
-        r->fill < 0 && p->has_fill ? hz_header_len(p->rank, HZ_FLAG_FILL) - lo : 0;
+    /* the payload follows the shorter header, or the longer one when the chunk holds fill */
+    const size_t lo = hz_header_len(p->rank, 0);
+    const uint64_t shift = hz_header_len(p->rank, HZ_FLAG_FILL) - lo;
     if (out_cap < lo + shift + raw)
         return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL,
                        "output buffer of %zu bytes is below h5zgpu_compress_bound (%llu)",
@@ -59,10 +61,9 @@ h5zgpu_status hz_write_chunk(const hz_runner *r, uint8_t *out, size_t out_cap, s
     h5zgpu_status st = choose(r, out + lo, shift, raw, &h.codec, &res);
     if (st != H5ZGPU_OK && st != H5ZGPU_E_OUTPUT_TOO_SMALL)
         return st;
-    const int held = r->fill >= 0 ? r->fill : res.held_fill;
-    if (held) {
+    if (res.held_fill) {
         h.flags = HZ_FLAG_FILL;
-        h.fill_bits = hz_fill_bits(p);
+        h.fill_bits = res.fill_bits;
     }
     const size_t hlen = hz_header_len(p->rank, h.flags);
     h.payload_len = res.len;

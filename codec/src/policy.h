@@ -12,21 +12,20 @@
 
 /* One codec's payload as made. */
 typedef struct hz_payload {
-    uint64_t len;     /* bytes */
-    double eb_abs;    /* the bound applied */
-    uint32_t sum;     /* checksum sum (hz_sum) */
-    int held_fill;    /* the chunk holds fill elements: the payload lies shift bytes further */
+    uint64_t len;       /* bytes */
+    double eb_abs;      /* the bound applied */
+    uint32_t sum;       /* checksum sum (hz_sum) */
+    int held_fill;      /* the chunk holds fill elements: the payload lies shift bytes further */
+    uint64_t fill_bits; /* then the chunk's fill value (qz_choose_fill) */
 } hz_payload;
 
 typedef struct hz_runner hz_runner;
 struct hz_runner {
     const h5zgpu_params *p;
-    /* 1 or 0: the chunk holds fill elements, known before any encoding; -1: the encoding finds
-     * out (the device path), so the payload is placed as if not and shifted when it does */
-    int fill;
-    /* The payload of codec (1 or 2) at base, or base + shift when the chunk holds fill, in at
-     * most cap bytes; H5ZGPU_E_OUTPUT_TOO_SMALL when it needs more. With keep, a payload already
-     * at base stays there unless the new one fits. res->held_fill is set even when too small. */
+    /* The payload of codec (1 or 2) at base, or base + shift when the chunk holds fill (known
+     * only once the encoding has looked at the values), in at most cap bytes;
+     * H5ZGPU_E_OUTPUT_TOO_SMALL when it needs more. With keep, a payload already there stays
+     * unless the new one fits. res->held_fill and fill_bits are set even when too small. */
     h5zgpu_status (*encode)(const hz_runner *r, unsigned codec, uint8_t *base, uint64_t shift,
                             uint64_t cap, int keep, hz_payload *res);
     /* The chunk's values as they came at dst, and their checksum sum. */
@@ -37,7 +36,7 @@ struct hz_runner {
 };
 
 /* Writes the chunk of r->p (checked by the caller) into out (out_cap bytes, at least
- * h5zgpu_compress_bound, or the exact header and raw size when r->fill is known). */
+ * h5zgpu_compress_bound). */
 h5zgpu_status hz_write_chunk(const hz_runner *r, uint8_t *out, size_t out_cap, size_t *out_len);
 
 #endif

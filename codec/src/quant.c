@@ -50,14 +50,21 @@ void qz_decoder(qz_quant *Q, h5zgpu_mode mode, double eb_abs, int is_f32, unsign
 }
 
 void qz_stats_cpu(const void *in, uint64_t n, const qz_quant *fill, h5zgpu_mode mode, int *any,
-                  double *lo, double *hi)
+                  double *lo, double *hi, qz_census *census)
 {
     double mn = 0, mx = 0;
     int seen = 0;
+    memset(census, 0, sizeof *census);
     for (uint64_t i = 0; i < n; i++) {
         uint64_t bits;
         double v = hz_element(in, fill->is_f32, i, &bits);
-        if (!hz_is_finite(v) || qz_is_fill(fill, bits))
+        if (qz_is_fill(fill, bits)) {
+            census->fill++;
+            continue;
+        }
+        if (v != v && census->nan++ == 0)
+            census->nan_bits = bits;
+        if (!hz_is_finite(v))
             continue;
         if (mode == H5ZGPU_MODE_PWREL) {
             if (v == 0.0)
@@ -73,4 +80,23 @@ void qz_stats_cpu(const void *in, uint64_t n, const qz_quant *fill, h5zgpu_mode 
     *any = seen;
     *lo = mn;
     *hi = mx;
+}
+
+void qz_choose_fill(qz_quant *Q, int declared, uint64_t declared_bits, const qz_census *census)
+{
+    const uint64_t held = declared ? census->fill : 0;
+    Q->has_fill = held > 0 || census->nan > 0;
+    Q->fill_bits = census->nan > held ? census->nan_bits : declared_bits;
+    Q->has_exact = held > 0 && census->nan > held;
+    Q->exact = 0.0;
+    if (Q->has_exact) {
+        if (Q->is_f32) {
+            uint32_t w = (uint32_t)declared_bits;
+            float f;
+            memcpy(&f, &w, 4);
+            Q->exact = f;
+        } else {
+            memcpy(&Q->exact, &declared_bits, 8);
+        }
+    }
 }

@@ -42,13 +42,24 @@ typedef struct qz_quant {
     int rel;         /* REL: the grid follows the chunk's range (qz_prior_error) */
     int keep;        /* the dataset may hold interpolated values (codec auto or Huffman) */
     int has_fill;
-    uint64_t fill_bits;  /* the fill value's bits in the element type, zero-extended */
+    uint64_t fill_bits;  /* the chunk's fill value's bits in the element type, zero-extended */
+    /* encoder only: the declared fill value where a NaN is the chunk's fill (qz_choose_fill):
+     * its elements are coded only where they come back exactly */
+    int has_exact;
+    double exact;
 } qz_quant;
 
 /* Whether an element, given by its bits, is the fill value. */
 HZ_HD int qz_is_fill(const qz_quant *Q, uint64_t bits)
 {
     return Q->has_fill && bits == Q->fill_bits;
+}
+
+/* Whether x is the value that must come back exactly (has_exact): the same number with the same
+ * sign, which for a value that is not NaN is the same bits. */
+HZ_HD int qz_is_exact(const qz_quant *Q, double x)
+{
+    return Q->has_exact && x == Q->exact && !signbit(x) == !signbit(Q->exact);
 }
 
 /* Piecewise-linear log2 (Mitchell): |x| = m 2^e, m in [1,2) -> e + (m - 1). Exact in binary,
@@ -249,13 +260,16 @@ HZ_HD int qz_on_fine_grid(const qz_quant *Q, double x)
 }
 
 /* Whether a reconstruction r of x (its value v before the rounding to the element type), from
- * code k in steps of 2^-fine (c = k 2^-fine), may replace x: within the bound, and such that a
+ * code k in steps of 2^-fine (c = k 2^-fine), may replace x: equal to it where x must come back
+ * exactly (qz_is_exact); within the bound, and such that a
  * later write of the chunk gives it back unchanged: ABS and PWREL, r's own code is k and a value
  * an earlier write stored comes back as it is; REL, r is v exactly and moves no more than its
  * prior error leaves of the bound. fine: 0 for whole codes, else Q->fine. */
 HZ_HD int qz_accept(const qz_quant *Q, double x, double r, double v, double k, unsigned fine)
 {
     const double err = fabs(hz_sub(r, x));
+    if (qz_is_exact(Q, x) && !(err == 0.0 && !signbit(r) == !signbit(x)))
+        return 0;
     if (Q->rel) {
         const double lim = fmax(hz_sub(Q->eb, qz_prior_error(Q, x)), 0.0);
         return err <= lim && r == v && (lim > 0 || !signbit(r) == !signbit(x));
@@ -291,7 +305,7 @@ HZ_HD int qz_quantize(const qz_quant *Q, double x, int64_t *q)
         return qz_quantize_lin(Q, x, q);
     if (x == 0.0) {
         *q = 0;
-        return Q->eb > 0 || !signbit(x); /* lossless keeps -0.0 */
+        return (Q->eb > 0 && !qz_is_exact(Q, x)) || !signbit(x); /* lossless keeps -0.0 */
     }
     if (!qz_arg(Q, x, &t, &lim) || !qz_in_range(t))
         return 0;
@@ -315,10 +329,25 @@ void qz_init(qz_quant *Q, h5zgpu_mode mode, double eb, int is_f32, int any, doub
  * format version; the payload then gives k0 or the base (qz_get_anchor). */
 void qz_decoder(qz_quant *Q, h5zgpu_mode mode, double eb_abs, int is_f32, unsigned version);
 
-/* Statistics of the chunk that qz_init needs, on the CPU; fill's is_f32, has_fill and
- * fill_bits say the element type and which elements to leave out. */
+/* What a chunk holds of the values that may become its fill value: elements of the declared fill
+ * value's bits, and NaN elements of other bits with the first of them in element order. */
+typedef struct qz_census {
+    uint64_t fill;
+    uint64_t nan;
+    uint64_t nan_bits;
+} qz_census;
+
+/* Statistics of the chunk that qz_init needs, and its census, on the CPU; fill's is_f32,
+ * has_fill and fill_bits say the element type and the declared fill value, whose elements are
+ * left out of the range. */
 void qz_stats_cpu(const void *in, uint64_t n, const qz_quant *fill, h5zgpu_mode mode, int *any,
-                  double *lo, double *hi);
+                  double *lo, double *hi, qz_census *census);
+
+/* The chunk's fill value into Q (after qz_init), from its census and the declared fill value, if
+ * any (docs/FORMAT.md, "Fill values"): the declared one when no fewer elements hold it than hold
+ * NaN of other bits, else the first of those NaN, and then elements of the declared value are
+ * coded only where they come back exactly; none when the chunk holds neither. */
+void qz_choose_fill(qz_quant *Q, int declared, uint64_t declared_bits, const qz_census *census);
 
 #ifdef __cplusplus
 }

@@ -315,11 +315,12 @@ done:
 }
 
 /* The statistics pass on the device, then the quantiser on the host from its results
- * (qz_init, keep, and the fill value when the chunk holds fill elements). */
+ * (qz_init, keep, and the chunk's fill value). */
 static h5zgpu_status quant_on_device(hzc_call *c, const void *d_in, uint64_t n,
                                      const hzc_encode_args *a, qz_quant *Q)
 {
     h5zgpu_status st = H5ZGPU_OK;
+    qz_census census;
     hzc_ws *w = c->ws;
     CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c->s), "reset of the counters");
     CK(hzc_launch_stats(d_in, n, a->is_f32, a->mode == H5ZGPU_MODE_PWREL, a->has_fill,
@@ -329,9 +330,10 @@ static h5zgpu_status quant_on_device(hzc_call *c, const void *d_in, uint64_t n,
         goto done;
     qz_init(Q, a->mode, a->eb, a->is_f32, w->hsc->any, w->hsc->lo, w->hsc->hi);
     Q->keep = a->keep;
-    /* a chunk without fill elements is coded as if it had no fill value (FORMAT.md) */
-    Q->has_fill = a->has_fill && w->hsc->fill_seen;
-    Q->fill_bits = a->fill_bits;
+    census.fill = w->hsc->fill_count;
+    census.nan = w->hsc->nan_count;
+    census.nan_bits = w->hsc->nan_bits;
+    qz_choose_fill(Q, a->has_fill, a->fill_bits, &census);
 done:
     return st;
 }
@@ -413,6 +415,7 @@ h5zgpu_status hzc_begin_encode(hzc_call *c, const hzc_encode_args *a, uint64_t n
         (st = quant_on_device(c, *d_in, n, a, Q)) != H5ZGPU_OK)
         return st;
     r->held_fill = Q->has_fill;
+    r->fill_bits = Q->fill_bits;
     if (a->quant)
         *a->quant = *Q;
     if (Q->has_fill)

@@ -18,9 +18,11 @@ typedef struct hzc_scalars {
     unsigned long long bytes_total; /* payload bytes (encoders) */
     unsigned int sum;               /* checksum sum (hz_sum) */
     unsigned int corrupt;           /* decoders: nonzero when the payload is invalid */
-    unsigned int fill_seen;         /* statistics: some element is the fill value */
     int any;                        /* statistics: some value counted */
     double lo, hi;
+    /* statistics: the census (qz_census) of the declared fill value and of NaN of other bits,
+     * the first of those NaN as ~index, and its bits */
+    unsigned long long fill_count, nan_count, nan_key, nan_bits;
 } hzc_scalars;
 
 /* Smallest and largest finite value of a chunk (PWREL: smallest non-zero magnitude in lo).
@@ -30,8 +32,9 @@ typedef struct hzc_minmax {
     double lo, hi;
 } hzc_minmax;
 
-/* qz_stats_cpu on the device: sc->any, lo, hi for qz_init; fill elements (has_fill, fill_bits)
- * are left out and reported in sc->fill_seen, which the caller zeroes before the launch. */
+/* qz_stats_cpu on the device: sc->any, lo, hi for qz_init; elements of the declared fill value
+ * (has_fill, fill_bits) are left out, and the census goes to sc's counters, which the caller
+ * zeroes before the launch. */
 cudaError_t hzc_launch_stats(const void *in, uint64_t n, int is_f32, int pwrel, int has_fill,
                              uint64_t fill_bits, hzc_minmax *partial, hzc_scalars *sc, int sms,
                              cudaStream_t s);

@@ -1,5 +1,6 @@
-/* The statistics that set a chunk's quantiser (qz_stats_cpu on the device), for both codecs:
- * a grid-stride min/max over the values, one partial a CTA, then one CTA merges them. */
+/* The statistics that set a chunk's quantiser and its census (qz_stats_cpu on the device), for
+ * both codecs: a grid-stride min/max over the values, one partial a CTA, then one CTA merges
+ * them; the census's counts go to the counters with one atomic a CTA. */
 #include "device.cuh"
 #include "stages.h"
 
@@ -36,14 +37,26 @@ __device__ __forceinline__ void mm_block(hzc_minmax *m)
     }
 }
 
-/* A value into the range [lo, hi]: fill elements noted in seen, non-finite ones (and PWREL's
- * zeros) left out. Compared in the element type, which orders as its double does. */
+/* One thread's census (qz_census): elements of the declared fill value, NaN of other bits, and
+ * the first of those as ~index (the largest key is the first; 0: none). */
+struct stats_census {
+    unsigned long long fill, nan, key;
+};
+
+/* A value into the range [lo, hi] and the census: fill elements and non-finite ones (and
+ * PWREL's zeros) left out of the range. Compared in the element type, which orders as its
+ * double does. */
 template <typename T, bool PWREL>
-__device__ __forceinline__ void stats_take(T x, int has_fill, uint64_t fill_bits, T &lo, T &hi,
-                                           int &seen)
+__device__ __forceinline__ void stats_take(T x, uint64_t i, int has_fill, uint64_t fill_bits,
+                                           T &lo, T &hi, stats_census &c)
 {
     if (has_fill && dv_bits(x) == fill_bits) {
-        seen = 1;
+        c.fill++;
+        return;
+    }
+    if (x != x) {
+        /* a thread meets its elements in increasing order: its first NaN is its smallest */
+        c.key = c.nan++ == 0 ? ~(unsigned long long)i : c.key;
         return;
     }
     if (!isfinite(x) || (PWREL && x == (T)0))
@@ -58,6 +71,28 @@ __device__ __forceinline__ void stats_take(T x, int has_fill, uint64_t fill_bits
  * the comparisons does not matter: a signed zero as the range's end leaves qz_init's
  * base 0). PWREL: qz_log2lin is monotone, so the smallest L(|x|) is L of the smallest non-zero
  * |x|, taken once in the final kernel. */
+/* The CTA's census into the counters: one atomic each where the CTA counted any. */
+__device__ __forceinline__ void census_block(const stats_census &c, hzc_scalars *sc)
+{
+    __shared__ unsigned long long fill_s, nan_s, key_s;
+    if (threadIdx.x == 0)
+        fill_s = nan_s = key_s = 0;
+    __syncthreads();
+    if (c.fill)
+        atomicAdd(&fill_s, c.fill);
+    if (c.nan) {
+        atomicAdd(&nan_s, c.nan);
+        atomicMax(&key_s, c.key);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && fill_s)
+        atomicAdd(&sc->fill_count, fill_s);
+    if (threadIdx.x == 0 && nan_s) {
+        atomicAdd(&sc->nan_count, nan_s);
+        atomicMax(&sc->nan_key, key_s);
+    }
+}
+
 template <typename T, bool PWREL>
 __global__ void __launch_bounds__(HZC_STATS_THREADS)
     qz_stats_kernel(const T *in, uint64_t n, int has_fill, uint64_t fill_bits, hzc_minmax *partial,
@@ -66,7 +101,7 @@ __global__ void __launch_bounds__(HZC_STATS_THREADS)
     using V = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
     constexpr unsigned per = sizeof(V) / sizeof(T);
     T lo = (T)HUGE_VAL, hi = (T)-HUGE_VAL;
-    int seen = 0;
+    stats_census c = {0, 0, 0};
     const uint64_t first = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     const uint64_t nv = ((uintptr_t)in & (sizeof(V) - 1)) == 0 ? n / per : 0;
@@ -76,22 +111,23 @@ __global__ void __launch_bounds__(HZC_STATS_THREADS)
         const T *x = (const T *)&v;
 #pragma unroll
         for (unsigned k = 0; k < per; k++)
-            stats_take<T, PWREL>(x[k], has_fill, fill_bits, lo, hi, seen);
+            stats_take<T, PWREL>(x[k], j * per + k, has_fill, fill_bits, lo, hi, c);
     }
     for (uint64_t i = nv * per + first; i < n; i += stride)
-        stats_take<T, PWREL>(in[i], has_fill, fill_bits, lo, hi, seen);
-    if (__syncthreads_or(seen) && threadIdx.x == 0)
-        atomicOr(&sc->fill_seen, 1u);
+        stats_take<T, PWREL>(in[i], i, has_fill, fill_bits, lo, hi, c);
+    census_block(c, sc);
     hzc_minmax m = {(double)lo, (double)hi};
     mm_block(&m);
     if (threadIdx.x == 0)
         partial[blockIdx.x] = m;
 }
 
-template <bool PWREL>
+template <typename T, bool PWREL>
 __global__ void __launch_bounds__(HZC_STATS_THREADS)
-    qz_stats_final_kernel(const hzc_minmax *partial, unsigned np, hzc_scalars *sc)
+    qz_stats_final_kernel(const T *in, const hzc_minmax *partial, unsigned np, hzc_scalars *sc)
 {
+    if (threadIdx.x == 0 && sc->nan_count)
+        sc->nan_bits = dv_bits(in[~sc->nan_key]);
     hzc_minmax m = {HUGE_VAL, -HUGE_VAL};
     for (unsigned i = threadIdx.x; i < np; i += blockDim.x)
         mm_merge(&m, partial[i].lo, partial[i].hi);
@@ -122,9 +158,17 @@ cudaError_t hzc_launch_stats(const void *in, uint64_t n, int is_f32, int pwrel, 
     else
         qz_stats_kernel<double, false><<<grid, HZC_STATS_THREADS, 0, s>>>(
             (const double *)in, n, has_fill, fill_bits, partial, sc);
-    if (pwrel)
-        qz_stats_final_kernel<true><<<1, HZC_STATS_THREADS, 0, s>>>(partial, grid, sc);
+    if (is_f32 && pwrel)
+        qz_stats_final_kernel<float, true><<<1, HZC_STATS_THREADS, 0, s>>>(
+            (const float *)in, partial, grid, sc);
+    else if (is_f32)
+        qz_stats_final_kernel<float, false><<<1, HZC_STATS_THREADS, 0, s>>>(
+            (const float *)in, partial, grid, sc);
+    else if (pwrel)
+        qz_stats_final_kernel<double, true><<<1, HZC_STATS_THREADS, 0, s>>>(
+            (const double *)in, partial, grid, sc);
     else
-        qz_stats_final_kernel<false><<<1, HZC_STATS_THREADS, 0, s>>>(partial, grid, sc);
+        qz_stats_final_kernel<double, false><<<1, HZC_STATS_THREADS, 0, s>>>(
+            (const double *)in, partial, grid, sc);
     return cudaGetLastError();
 }

@@ -53,7 +53,7 @@ const golden_case golden_cases[] = {
     {"v3_f32_1d_abs", {FIXED, ABS, 1e-3, F32, 1, {1000}}, TU_SMOOTH, 1, {1, 0, 0, 0, 0, 0}},
     {"v3_f64_1d_pwrel", {FIXED, PWREL, 1e-3, F64, 1, {777}}, TU_SMOOTH, 2, {1, 0, 0, 0, 0, 0}},
     {"v3_f32_2d_rel", {FIXED, REL, 1e-3, F32, 2, {37, 45}}, TU_SMOOTH, 3, {1, 0, 0, 0, 0, 0}},
-    {"v3_f64_2d_abs_special", {FIXED, ABS, 1e-4, F64, 2, {64, 64}}, TU_SPECIAL, 4, {1, 0, 0, 0, 0, 0}},
+    {"v3_f64_2d_abs_special", {FIXED, ABS, 1e-4, F64, 2, {64, 64}}, TU_SPECIAL, 4, {1, 0, 0, 0, 0, 0}, 1},
     {"v3_f32_3d_rel", {FIXED, REL, 1e-2, F32, 3, {9, 17, 13}}, TU_SMOOTH, 5, {1, 0, 0, 0, 0, 0}},
     {"v3_f64_3d_pwrel", {FIXED, PWREL, 1e-2, F64, 3, {8, 8, 8}}, TU_SMOOTH, 6, {1, 0, 0, 0, 0, 0}},
     {"v3_f32_4d_abs_noise", {FIXED, ABS, 1e-2, F32, 4, {2, 3, 5, 7}}, TU_NOISE, 7, {1, 0, 0, 0, 0, 0}},
@@ -71,9 +71,9 @@ const golden_case golden_cases[] = {
     {"v3_huff_f64_2d_abs_masked", {HUFF, ABS, 1e-3, F64, 2, {100, 120}, 1, -1e34}, TU_MASKED, 19, {2, 1, 2, 0, 1, 1}},
     {"v3_huff_f32_2d_abs_spiky_r8", {HUFF, ABS, 1e-3, F32, 2, {90, 100}, 0, 0, 8}, TU_SPIKY, 20, {2, 0, 2, 0, 1, 1}},
     {"v3_huff_f64_3d_rel_spiky_r4", {HUFF, REL, 1e-3, F64, 3, {10, 30, 30}, 0, 0, 4}, TU_SPIKY, 21, {2, 1, 1, 2, 1, 0}},
-    {"v3_huff_f64_2d_abs_escapes", {HUFF, ABS, 1e-4, F64, 2, {40, 50}}, TU_SPECIAL, 23, {2, 1, 1, 1, 1, 1}},
+    {"v3_huff_f64_2d_abs_escapes", {HUFF, ABS, 1e-4, F64, 2, {40, 50}}, TU_SPECIAL, 23, {2, 1, 1, 1, 1, 1}, 1},
     {"v3_huff_f32_4d_rel", {HUFF, REL, 1e-3, F32, 4, {3, 10, 12, 14}}, TU_FIELD, 22, {2, 0, 3, 0, 1, 1}},
-    {"v3_auto_f64_2d_abs_special", {AUTO, ABS, 1e-4, F64, 2, {64, 64}}, TU_SPECIAL, 4, {1, 0, 0, 0, 0, 0}},
+    {"v3_auto_f64_2d_abs_special", {AUTO, ABS, 1e-4, F64, 2, {64, 64}}, TU_SPECIAL, 4, {1, 0, 0, 0, 0, 0}, 1},
     {"v3_auto_f32_3d_rel_land", {AUTO, REL, 1e-3, F32, 3, {12, 20, 28}, 1, (double)(float)-1e34}, TU_LAND, 9, {2, 0, 1, 0, 0, 1}},
     {"v3_huff_f32_3d_rel_r4_outliers", {HUFF, REL, 1e-2, F32, 3, {21, 34, 47}, 0, 0, 4}, TU_FIELD, 24, {2, 1, 0, 2, 1, 1}},
     {"v3_huff_f32_3d_rel_field", {HUFF, REL, 1e-2, F32, 3, {21, 34, 47}}, TU_FIELD, 24, {2, 1, 0, 2, 0, 1}},
@@ -84,5 +84,13 @@ const golden_case golden_cases[] = {
     {"v3_huff_f32_3d_abs_zone", {HUFF, ABS, 9e-3, F32, 3, {21, 34, 47}}, TU_FIELD, 24, {2, 1, 0, 2, 0, 1}},
     {"v3_huff_f64_3d_abs_zone", {HUFF, ABS, 9e-3, F64, 3, {21, 34, 47}}, TU_FIELD, 24, {2, 1, 0, 2, 0, 1}},
     {"v3_f32_2d_abs_offset", {FIXED, ABS, 1e-3, F32, 2, {40, 50}}, TU_FIELD, 30, {1, 0, 0, 0, 0, 0}},
+    /* a NaN as the chunk's fill value: the special values' NaN again (the writer of the three
+     * cases marked 1 above), and NaN masks with nothing declared or beside a declared 0 */
+    {"v3_f64_2d_abs_special_nanfill", {FIXED, ABS, 1e-4, F64, 2, {64, 64}}, TU_SPECIAL, 4, {1, 0, 0, 0, 0, 0}},
+    {"v3_huff_f64_2d_abs_escapes_nanfill", {HUFF, ABS, 1e-4, F64, 2, {40, 50}}, TU_SPECIAL, 23, {2, 1, 1, 1, 1, 1}},
+    {"v3_auto_f64_2d_abs_special_nanfill", {AUTO, ABS, 1e-4, F64, 2, {64, 64}}, TU_SPECIAL, 4, {1, 0, 0, 0, 0, 0}},
+    {"v3_f32_3d_abs_nan_masked", {FIXED, ABS, 1e-3, F32, 3, {12, 40, 50}}, TU_NAN_MASKED, 18, {1, 0, 0, 0, 0, 0}},
+    {"v3_huff_f32_3d_rel_nan_masked", {HUFF, REL, 1e-3, F32, 3, {12, 40, 50}}, TU_NAN_MASKED, 18, {2, 1, 3, 0, 0, 1}},
+    {"v3_huff_f64_2d_abs_nan_masked_fill0", {HUFF, ABS, 1e-3, F64, 2, {100, 120}, 1, 0.0}, TU_NAN_MASKED, 19, {2, 1, 2, 0, 1, 1}},
 };
 const size_t golden_count = sizeof golden_cases / sizeof golden_cases[0];

@@ -23,6 +23,9 @@ typedef struct golden_case {
     tu_pattern pattern; /* filled over params' shape (tu_fill_shape) */
     uint64_t seed;
     golden_covers covers;
+    /* 1: a chunk of today's version that an earlier writer made, which today's writes
+     * otherwise (a NaN became the chunk's fill value): decoded, not written again */
+    int earlier_writer;
 } golden_case;
 
 extern const golden_case golden_cases[];

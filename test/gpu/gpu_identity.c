@@ -334,15 +334,22 @@ enum {
                       scattered: block corners that are fill, next to fill neighbours */
     FP_SPECIAL,    /* blobs of -1e10 among NaN, Inf and values past the quantiser's range */
     FP_NAN_FILL,   /* the fill value is a NaN; other NaNs and Infs are not fill */
-    FP_ABSENT      /* a fill value that no element holds: written as without one */
+    FP_ABSENT,     /* a fill value that no element holds: written as without one */
+    FP_NAN_MASK,   /* blobs of NaN beside fewer elements of the declared fill value (+0.0 and
+                      -0.0 on one element in eight): a NaN becomes the chunk's fill value */
+    FP_NAN_OTHER   /* blobs of a NaN whose bits differ from the declared NaN's, among specials */
 };
 
+/* The declared fill value, and what the blobs hold (NaN: -NaN, x86's default NaN's bits). */
 static const struct {
     int pat;
-    double fill;
+    double fill, blob;
 } fill_pats[] = {
-    {FP_ZERO_MIX, 0.0}, {FP_BLOBS, -1e34}, {FP_ALL, -1e34},   {FP_CORNERS, 9.969209968386869e36},
-    {FP_SPECIAL, -1e10}, {FP_NAN_FILL, NAN}, {FP_ABSENT, -1e34},
+    {FP_ZERO_MIX, 0.0, 0.0},     {FP_BLOBS, -1e34, -1e34},
+    {FP_ALL, -1e34, -1e34},      {FP_CORNERS, 9.969209968386869e36, 9.969209968386869e36},
+    {FP_SPECIAL, -1e10, -1e10},  {FP_NAN_FILL, NAN, NAN},
+    {FP_ABSENT, -1e34, -1e34},   {FP_NAN_MASK, 0.0, NAN},
+    {FP_NAN_OTHER, NAN, -NAN},
 };
 
 static const uint64_t fill_seeds[] = {3, 17};
@@ -354,12 +361,14 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 29);
 }
 
-static void fill_layout(const h5zgpu_params *p, int pat, double fv, uint64_t seed, void *a)
+static void fill_layout(const h5zgpu_params *p, int pat, double blob, uint64_t seed, void *a)
 {
     size_t n = tu_count(p);
     uint64_t nx = p->dims[p->rank - 1], ny = p->rank > 1 ? p->dims[p->rank - 2] : 1;
-    tu_fill(p->dtype, n, pat == FP_SPECIAL || pat == FP_NAN_FILL ? TU_SPECIAL : TU_SMOOTH, seed,
-            a);
+    tu_fill(p->dtype, n,
+            pat == FP_SPECIAL || pat == FP_NAN_FILL || pat == FP_NAN_OTHER ? TU_SPECIAL
+                                                                           : TU_SMOOTH,
+            seed, a);
     size_t run_end = 0;
     int in_blob = 0;
     for (size_t i = 0; i < n; i++) {
@@ -385,29 +394,23 @@ static void fill_layout(const h5zgpu_params *p, int pat, double fv, uint64_t see
                 tu_put(p->dtype, a, i, tu_get(p->dtype, a, i) * 1e15);
             break;
         case FP_NAN_FILL: is_fill = in_blob; break;
+        case FP_NAN_OTHER: is_fill = in_blob; break;
+        case FP_NAN_MASK:
+            is_fill = in_blob;
+            if (!in_blob && mix(i + seed) % 8 == 0)
+                tu_put(p->dtype, a, i, i % 2 ? -0.0 : 0.0);
+            break;
         default: break;
         }
         if (is_fill)
-            tu_put(p->dtype, a, i, fv);
+            tu_put(p->dtype, a, i, blob);
     }
-}
-
-/* Whether some element's bits are the fill value's (small shapes may draw no fill blob). */
-static int holds_fill(const h5zgpu_params *p, const void *a)
-{
-    size_t n = tu_count(p), es = tu_esize(p->dtype);
-    uint8_t fv[8];
-    tu_put(p->dtype, fv, 0, p->fill);
-    for (size_t i = 0; i < n; i++)
-        if (memcmp((const uint8_t *)a + es * i, fv, es) == 0)
-            return 1;
-    return 0;
 }
 
 /* One input through identity(), and the damage checks when asked. A fill case's input is a
  * fill layout, the others a pattern. Returns the chunk's fill flag. */
-static int run_case(const char *name, const h5zgpu_params *p, int pat, int is_fill_case,
-                    uint64_t seed, int dev, int damage_seed)
+static int run_case(const char *name, const h5zgpu_params *p, int pat, double blob,
+                    int is_fill_case, uint64_t seed, int dev, int damage_seed)
 {
     size_t raw = tu_count(p) * tu_esize(p->dtype), clen = 0;
     void *in = malloc(raw);
@@ -417,18 +420,24 @@ static int run_case(const char *name, const h5zgpu_params *p, int pat, int is_fi
     }
     int flag = 0;
     if (is_fill_case)
-        fill_layout(p, pat, p->fill, seed, in);
+        fill_layout(p, pat, blob, seed, in);
     else
         fill(p, pat, seed, in);
-    int want = is_fill_case && holds_fill(p, in);
-    tu_expect(!is_fill_case || pat != FP_ABSENT || !want,
+    const hc_range r = hc_finite_range(p, in, tu_count(p));
+    uint64_t want_bits, got_bits = 0;
+    const int want = hc_chunk_fill(p, &r, &want_bits);
+    tu_expect(!is_fill_case || pat != FP_ABSENT || r.nfill == 0,
               "%s: the absent fill value is in the input", name);
     uint8_t *c = identity(name, p, in, dev, &clen);
     if (c) {
-        /* only a chunk holding fill elements carries the fill flag */
+        /* only a chunk holding fill elements carries the fill flag, with its fill value: the
+         * declared one, or a NaN that outnumbers it */
         flag = c[9] & 1u;
-        tu_expect(!is_fill_case || flag == want, "%s: fill flag %d, expected %d", name, flag,
-                  want);
+        if (flag)
+            memcpy(&got_bits, c + 40 + 4 * p->rank, 8);
+        tu_expect(flag == want && got_bits == want_bits,
+                  "%s: fill flag %d, value bits %llx; expected %d, %llx", name, flag,
+                  (unsigned long long)got_bits, want, (unsigned long long)want_bits);
         if (damage_seed >= 0)
             corrupt(name, c, clen, raw, damage_seed);
     }
@@ -466,7 +475,7 @@ static void synthetic(int small)
                                  "%s: shape %zu, pattern %d, %s, mode %d eb %g, radius %u",
                                  codec_name(p.codec), si, patterns[pi], ti ? "f64" : "f32",
                                  (int)p.mode, p.eb, p.radius);
-                        run_case(name, &p, patterns[pi], 0, si * 31 + bi, nrun % 3 == 0,
+                        run_case(name, &p, patterns[pi], 0.0, 0, si * 31 + bi, nrun % 3 == 0,
                                  nrun % 5 == 0 ? nrun : -1);
                         nrun++;
                     }
@@ -503,7 +512,7 @@ static void fill_cases(int small)
                                  "%s fill: shape %zu, layout %d, %s, mode %d eb %g, radius %u",
                                  codec_name(p.codec), si, fill_pats[f].pat, ti ? "f64" : "f32",
                                  (int)p.mode, p.eb, p.radius);
-                        nfill += run_case(name, &p, fill_pats[f].pat, 1,
+                        nfill += run_case(name, &p, fill_pats[f].pat, fill_pats[f].blob, 1,
                                           fill_seeds[(s + bi) % 2], nrun % 2 == 0,
                                           nrun % 5 == 0 ? nrun : -1);
                         nrun++;
@@ -535,7 +544,7 @@ static void sampled_cases(void)
                     char name[160];
                     snprintf(name, sizeof name, "%s sampled: pattern %d, %s, REL %g, radius %u",
                              codec_name(p.codec), pats[k], ti ? "f64" : "f32", p.eb, p.radius);
-                    run_case(name, &p, pats[k], 0, 11 + k, nrun % 3 == 0,
+                    run_case(name, &p, pats[k], 0.0, 0, 11 + k, nrun % 3 == 0,
                              nrun % 4 == 0 ? nrun : -1);
                     nrun++;
                 }

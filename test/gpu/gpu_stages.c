@@ -50,6 +50,8 @@ static const stage_case cases[] = {
     {"smooth 2-D f32 PWREL 1e-2", F32, PWREL, 1e-2, 2, {256, 300}, TU_FIELD, 0},
     {"smooth 3-D f64 PWREL 1e-4", F64, PWREL, 1e-4, 3, {16, 32, 33}, TU_FIELD, 0},
     {"constant 1-D f32 ABS 1e-3", F32, ABS, 1e-3, 1, {50000}, TU_CONSTANT, 0},
+    {"NaN-masked 3-D f32 REL 1e-3", F32, REL, 1e-3, 3, {20, 64, 64}, TU_NAN_MASKED, 0},
+    {"NaN-masked 2-D f64 ABS 1e-2", F64, ABS, 1e-2, 2, {129, 200}, TU_NAN_MASKED, 0},
 };
 
 static unsigned checks, tallies[4]; /* Huffman predictor 0 (interpolation), orders 1-3 */
@@ -62,24 +64,27 @@ static int stage(const char *label, const char *what, int same)
     return same;
 }
 
-/* The CPU's quantiser for the chunk: the statistics and set-up hz_write_chunk's runner uses. */
-static void cpu_quant(const h5zgpu_params *p, const void *in, int has_fill, qz_quant *Q)
+/* The CPU's quantiser for the chunk: the statistics, set-up and fill value hz_write_chunk's
+ * runner uses. */
+static void cpu_quant(const h5zgpu_params *p, const void *in, qz_quant *Q)
 {
     int any;
     double lo, hi;
-    qz_quant F = {.is_f32 = p->dtype == H5ZGPU_FLOAT32, .has_fill = has_fill,
+    qz_census census;
+    qz_quant F = {.is_f32 = p->dtype == H5ZGPU_FLOAT32, .has_fill = p->has_fill,
                   .fill_bits = hz_fill_bits(p)};
-    qz_stats_cpu(in, tu_count(p), &F, p->mode, &any, &lo, &hi);
+    qz_stats_cpu(in, tu_count(p), &F, p->mode, &any, &lo, &hi, &census);
     qz_init(Q, p->mode, p->eb, F.is_f32, any, lo, hi);
     Q->keep = p->codec != H5ZGPU_CODEC_FIXED;
-    Q->has_fill = has_fill;
-    Q->fill_bits = F.fill_bits;
+    qz_choose_fill(Q, F.has_fill, F.fill_bits, &census);
 }
 
 static int same_quant(const qz_quant *a, const qz_quant *b)
 {
     return a->eb == b->eb && a->k0 == b->k0 && a->base == b->base && a->twoeb == b->twoeb &&
-           a->has_fill == b->has_fill && a->keep == b->keep;
+           a->has_fill == b->has_fill && a->keep == b->keep &&
+           (!a->has_fill || a->fill_bits == b->fill_bits) && a->has_exact == b->has_exact &&
+           (!a->has_exact || memcmp(&a->exact, &b->exact, 8) == 0);
 }
 
 static hzc_encode_args gpu_args(const h5zgpu_params *p, const void *in, uint8_t *out,
@@ -92,19 +97,6 @@ static hzc_encode_args gpu_args(const h5zgpu_params *p, const void *in, uint8_t 
     return a;
 }
 
-/* Whether the chunk holds fill elements (the host path's test before it encodes). */
-static int holds_fill(const h5zgpu_params *p, const void *in)
-{
-    const uint64_t bits = hz_fill_bits(p), n = tu_count(p);
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t b = 0;
-        memcpy(&b, (const uint8_t *)in + i * tu_esize(p->dtype), tu_esize(p->dtype));
-        if (p->has_fill && b == bits)
-            return 1;
-    }
-    return 0;
-}
-
 static void fixed_stages(const char *label, const h5zgpu_params *p, const void *in)
 {
     fl_geom g;
@@ -112,8 +104,7 @@ static void fixed_stages(const char *label, const h5zgpu_params *p, const void *
     const uint64_t raw = tu_count(p) * tu_esize(p->dtype);
     uint8_t *cpu = malloc(raw), *gpu = malloc(raw);
     qz_quant Qc, Qg;
-    const int fill = holds_fill(p, in);
-    cpu_quant(p, in, fill, &Qc);
+    cpu_quant(p, in, &Qc);
     uint64_t lc = 0;
     h5zgpu_status sc = fl_encode_cpu(&g, &Qc, in, cpu, raw, &lc);
     hzc_encode_args a = gpu_args(p, in, gpu, raw, &Qg, NULL);
@@ -153,7 +144,7 @@ static void huff_stages(const char *label, const h5zgpu_params *p, const void *i
     Tc->subbits = calloc(g.nsub, sizeof *Tc->subbits);
     Tg->subbits = calloc(g.nsub, sizeof *Tg->subbits);
     qz_quant Qc, Qg;
-    cpu_quant(p, in, holds_fill(p, in), &Qc);
+    cpu_quant(p, in, &Qc);
     uint64_t lc = 0;
     h5zgpu_status sc = hf_encode_traced(&g, &Qc, R, in, cpu, raw, &lc, Tc);
     hzc_encode_args a = gpu_args(p, in, gpu, raw, &Qg, Tg);

@@ -19,11 +19,15 @@ int hc_is_fill(const h5zgpu_params *p, const void *a, size_t i)
 
 hc_range hc_finite_range(const h5zgpu_params *p, const void *a, size_t n)
 {
-    hc_range r = {0, INFINITY, -INFINITY, 0.0, 0};
+    hc_range r = {0, INFINITY, -INFINITY, 0.0, 0, 0, 0};
     for (size_t i = 0; i < n; i++) {
         double v = tu_get(p->dtype, a, i);
         if (hc_is_fill(p, a, i)) {
             r.nfill++;
+        } else if (isnan(v)) {
+            if (r.nnan++ == 0)
+                memcpy(&r.nan_bits, (const char *)a + tu_esize(p->dtype) * i,
+                       tu_esize(p->dtype));
         } else if (isfinite(v)) {
             r.lo = v < r.lo ? v : r.lo;
             r.hi = v > r.hi ? v : r.hi;
@@ -32,6 +36,24 @@ hc_range hc_finite_range(const h5zgpu_params *p, const void *a, size_t n)
     r.any = r.hi >= r.lo;
     r.range = r.any ? r.hi - r.lo : 0.0;
     return r;
+}
+
+int hc_chunk_fill(const h5zgpu_params *p, const hc_range *r, uint64_t *bits)
+{
+    *bits = 0;
+    if (r->nnan > r->nfill) {
+        *bits = r->nan_bits;
+        return 1;
+    }
+    if (r->nfill == 0)
+        return 0;
+    if (p->dtype == H5ZGPU_FLOAT32) {
+        float f = (float)p->fill;
+        memcpy(bits, &f, 4);
+    } else {
+        memcpy(bits, &p->fill, 8);
+    }
+    return 1;
 }
 
 uint64_t hc_check_values(const h5zgpu_params *p, const void *in, const void *out, size_t n,

@@ -6,7 +6,8 @@
  *   eb = 0: finite values bit-exact; NaN and +-Inf always bit-exact.
  * With a fill value (p->has_fill), elements whose bits equal it in the element type come back
  * bit for bit and are left out of the REL range. Checked in double precision. -0.0 for +0.0 and
- * other values inside the bound are allowed. */
+ * other values inside the bound are allowed. The chunk's header carries the chunk's fill value
+ * (hc_chunk_fill): the declared one, or a NaN where NaN of other bits outnumber it. */
 #ifndef H5ZGPU_TEST_CONTRACT_H
 #define H5ZGPU_TEST_CONTRACT_H
 
@@ -16,17 +17,24 @@
 #include <stdint.h>
 
 /* The range of the chunk's finite values that are not fill: any = 0 when there is none (range
- * is then 0); nfill counts the fill elements. */
+ * is then 0); nfill counts the fill elements, nnan the NaN elements that are not fill, and
+ * nan_bits holds the first of those. */
 typedef struct hc_range {
     int any;
     double lo, hi, range;
-    size_t nfill;
+    size_t nfill, nnan;
+    uint64_t nan_bits;
 } hc_range;
 
 /* Whether element i's bits equal p's fill value's in the element type. */
 int hc_is_fill(const h5zgpu_params *p, const void *a, size_t i);
 
 hc_range hc_finite_range(const h5zgpu_params *p, const void *a, size_t n);
+
+/* Whether the chunk's header carries a fill value (FORMAT.md, "Fill values"), and its bits:
+ * the declared fill value when no fewer elements hold it than hold NaN of other bits, else the
+ * first of those NaN. */
+int hc_chunk_fill(const h5zgpu_params *p, const hc_range *r, uint64_t *bits);
 
 /* Number of decoded values that break the contract; describes the first one in why. */
 uint64_t hc_check_values(const h5zgpu_params *p, const void *in, const void *out, size_t n,
