@@ -21,6 +21,8 @@
 #                                          scripts/device/make-baseline.sh REV and carried) and of
 #                                          this tree, one after the other on the same card
 #   bash scripts/device/suite.sh nyx       the nyx_writer runs of io alone
+#   bash scripts/device/suite.sh nan       velocity_x with NaN over half of it (bench/mask_nan.py):
+#                                          CPU/GPU identity of codecs 1 and 2, then gpu_bench
 #   bash scripts/device/suite.sh io        needs .debs-mpi/ too (fetch-mpi-debs.sh): the dataset
 #                                          library's and nyx_writer's tests on the GPU, the device
 #                                          batch API, test_bulk.py with CuPy; bulk_io.py; dataset_io
@@ -28,7 +30,7 @@
 #                                          library); nyx_writer on 1, 2, 4 ranks (one GPU each,
 #                                          as many as the machine has), and the AMReX layout
 set -uo pipefail
-part=${1:?tests, identity, bench, bench2, huffman, profile or compare}
+part=${1:?tests, identity, bench, bench2, huffman, profile, compare, nan, nyx or io}
 OUT=${OUT:-$PWD/out}
 N=${N:-512}
 B=$PWD/build-dev
@@ -173,6 +175,17 @@ bench2)
   done
   rc=0; for k in 0 1 2 3; do wait -n || rc=$?; done
   echo "exit $rc"; tail -q -n 1 "$OUT"/property-?.log
+  ;;
+nan)
+  need_fields
+  python3 bench/mask_nan.py "$DATA/nyx_velocity_x.f32" "$N" "$DATA/nyx_velocity_x_nan.f32"
+  step "CPU/GPU identity, codecs 1 and 2, NaN-masked velocity_x at $N^3, REL 1e-2 1e-3 1e-4"
+  timeout 200 "$B/test/gpu/gpu_identity" --codecs 1,2 "$DATA/nyx_velocity_x_nan.f32" "$N,$N,$N" \
+    >"$OUT/identity-nan.log" 2>&1
+  echo "exit $?"; grep -E '^\| |checks' "$OUT/identity-nan.log"; grep -m 5 FAIL "$OUT/identity-nan.log"
+  step "kernel benchmark, codecs 1 and 2, NaN-masked velocity_x"
+  timeout 60 "$B/bin/gpu_bench" --codecs 1,2 --sweep 0 "$DATA/nyx_velocity_x_nan.f32" "$N,$N,$N" \
+    | tee "$OUT/bench-nan.md"
   ;;
 compare)
   need_fields
