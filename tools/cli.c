@@ -30,6 +30,11 @@ static const opt_def OPTS[] = {
     {NULL, "--nccopy", OPT_NCCOPY, "a netCDF variable name"},
     {NULL, "--kmax", OPT_KMAX, "a positive integer wavenumber"},
     {NULL, "--pk-band", OPT_PKBAND, "a number like 0.01"},
+    {NULL, "--chunk", OPT_CHUNK, "a chunk edge like 64"},
+    {NULL, "--bounds", OPT_BOUNDS, "a number of bounds, 2..100"},
+    {NULL, "--pk", OPT_PK, "a tolerance like 0.01 (P(k) ratio within 1 +- X)"},
+    {NULL, "--psnr", OPT_PSNR, "a PSNR in dB like 80"},
+    {NULL, "--ssim", OPT_SSIM, "an SSIM like 0.99"},
 };
 
 static const char *const CODEC_NAMES[] = {"auto", "fixed", "huffman"};
@@ -44,6 +49,50 @@ const char *cli_codec_name(unsigned codec)
 const char *cli_mode_name(unsigned mode)
 {
     return mode < N_OF(MODE_NAMES) ? MODE_NAMES[mode] : "?";
+}
+
+const char *cli_dtype_name(h5zgpu_dtype t)
+{
+    return t == H5ZGPU_FLOAT64 ? "f64" : "f32";
+}
+
+int cli_usage_error(const char *what)
+{
+    fprintf(stderr, "h5zgpu: %s (see h5zgpu --help)\n", what);
+    return CLI_EXIT_USAGE;
+}
+
+void cli_format_dims(char *buf, size_t cap, unsigned rank, const uint64_t *dims, const char *sep)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (unsigned i = 0; i < rank && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%llu", i ? sep : "",
+                                 (unsigned long long)dims[i]);
+}
+
+uint64_t cli_count(unsigned rank, const uint64_t *dims)
+{
+    uint64_t n = 1;
+    for (unsigned i = 0; i < rank; i++)
+        n *= dims[i];
+    return n;
+}
+
+size_t cli_esize(h5zgpu_dtype t)
+{
+    return t == H5ZGPU_FLOAT64 ? 8 : 4;
+}
+
+void cli_print_cd_values(const unsigned *cd, unsigned n)
+{
+    printf("UD=%d,0,%u", H5ZGPU_FILTER_ID, n);
+    for (unsigned i = 0; i < n; i++)
+        printf(",%u", cd[i]);
+    printf("\ncompression=%d, compression_opts=(", H5ZGPU_FILTER_ID);
+    for (unsigned i = 0; i < n; i++)
+        printf(i ? ", %u" : "%u", cd[i]);
+    printf(")\n");
 }
 
 static int lookup(const char *v, const char *const *names, size_t n)
@@ -138,6 +187,27 @@ static int set_value(const opt_def *d, const char *v, cli_opts *o)
             return 0;
         }
         break;
+    case OPT_CHUNK:
+    case OPT_BOUNDS: {
+        unsigned long k = strtoul(v, &end, 10);
+        unsigned long most = d->bit == OPT_BOUNDS ? 100 : 0xFFFFFFFFul;
+        if (end != v && *end == 0 && v[0] != '-' && k >= (d->bit == OPT_BOUNDS ? 2 : 1) &&
+            k <= most) {
+            *(d->bit == OPT_CHUNK ? &o->chunk : &o->bounds) = (unsigned)k;
+            return 0;
+        }
+        break;
+    }
+    case OPT_PK:
+    case OPT_PSNR:
+    case OPT_SSIM: {
+        double x = strtod(v, &end);
+        if (end != v && *end == 0 && isfinite(x) && (d->bit == OPT_PSNR || x >= 0)) {
+            *(d->bit == OPT_PK ? &o->pk : d->bit == OPT_PSNR ? &o->psnr : &o->ssim) = x;
+            return 0;
+        }
+        break;
+    }
     case OPT_MISSING:
         o->missing = strtod(v, &end);
         o->missing_given = 1;
@@ -154,6 +224,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, unsigned max_pos, cli_opt
     memset(o, 0, sizeof *o);
     o->codec = o->mode = -1;
     o->pk_band = 0.01;
+    o->pk = o->psnr = o->ssim = NAN;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const opt_def *d = NULL;
@@ -219,6 +290,21 @@ void *cli_read_file(const char *path, size_t *len)
 done:
     fclose(f);
     return buf;
+}
+
+void *cli_read_array(const char *path, const cli_opts *o)
+{
+    size_t len = 0, want = (size_t)cli_count(o->rank, o->dims) * cli_esize(o->dtype);
+    void *a = cli_read_file(path, &len);
+    if (a && len != want) {
+        char shape[512];
+        cli_format_dims(shape, sizeof shape, o->rank, o->dims, ",");
+        fprintf(stderr, "h5zgpu: -t %s -d %s needs %zu bytes; %s holds %zu\n",
+                cli_dtype_name(o->dtype), shape, want, path, len);
+        free(a);
+        a = NULL;
+    }
+    return a;
 }
 
 int cli_write_file(const char *path, const void *buf, size_t len)

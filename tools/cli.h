@@ -29,6 +29,9 @@ typedef struct cli_opts {
     unsigned kmax;            /* check --kmax K: the power spectrum's shells up to K; 0: all */
     double pk_band;           /* check --pk-band X: P_B/P_A within 1 +- X (default 0.01) */
     int json;
+    /* sweep: chunk edge, number of bounds, and the criteria given (NAN: not given) */
+    unsigned chunk, bounds;
+    double pk, psnr, ssim;
 } cli_opts;
 
 enum {
@@ -44,7 +47,12 @@ enum {
     OPT_RADIUS = 1 << 9,
     OPT_NCCOPY = 1 << 10,
     OPT_KMAX = 1 << 11,
-    OPT_PKBAND = 1 << 12
+    OPT_PKBAND = 1 << 12,
+    OPT_CHUNK = 1 << 13,
+    OPT_BOUNDS = 1 << 14,
+    OPT_PK = 1 << 15,
+    OPT_PSNR = 1 << 16,
+    OPT_SSIM = 1 << 17
 };
 
 /* Parses argv (after the subcommand) into o, accepting the options in `allowed` and up to
@@ -54,6 +62,26 @@ int cli_parse(int argc, char **argv, unsigned allowed, unsigned max_pos, cli_opt
 /* Names of the enumerations as the command line spells them. */
 const char *cli_codec_name(unsigned codec);
 const char *cli_mode_name(unsigned mode);
+const char *cli_dtype_name(h5zgpu_dtype t);
+
+/* Says what is wrong with the command line; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *what);
+
+/* "64,64,64" as -d takes it (sep ","), or "64x64x64" for reading. */
+void cli_format_dims(char *buf, size_t cap, unsigned rank, const uint64_t *dims, const char *sep);
+
+uint64_t cli_count(unsigned rank, const uint64_t *dims);
+size_t cli_esize(h5zgpu_dtype t);
+
+/* A raw array named by -t and -d: malloc'd (free it), or NULL after printing why (a file of
+ * another size than the shape's). */
+void *cli_read_array(const char *path, const cli_opts *o);
+
+/* The h5repack filter string and h5py's keyword arguments of n cd_values. */
+void cli_print_cd_values(const unsigned *cd, unsigned n);
+
+/* h5zgpu sweep (sweep.c). */
+int cli_sweep(int argc, char **argv);
 
 /* Whole files. cli_read_file returns a malloc'd buffer (free it) or NULL after printing why. */
 void *cli_read_file(const char *path, size_t *len);
@@ -114,6 +142,24 @@ typedef struct cli_spectrum_result {
 
 int cli_spectrum(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
                  const uint64_t *dims, cli_spectrum_result *r);
+
+/* One field's P(k) over the same shells, so that a sweep transforms the original once:
+ * p[k] for k = 0..n/2 (free p). cli_spectrum's statuses. */
+typedef struct cli_power {
+    size_t n;
+    double *p;
+} cli_power;
+
+int cli_power_spectrum(const void *a, h5zgpu_dtype t, unsigned rank, const uint64_t *dims,
+                       cli_power *pw);
+
+/* ratio[k-1] = b's P(k) / a's, k = 1..n/2, as cli_spectrum gives it (free r->ratio); -1 when
+ * memory runs out. */
+int cli_spectrum_ratio(const cli_power *a, const cli_power *b, cli_spectrum_result *r);
+
+/* check's SSIM alone (cli_quality): -1 when no window qualifies or memory runs out. */
+double cli_ssim(const void *a, const void *b, h5zgpu_dtype t, unsigned rank, const uint64_t *dims,
+                double range);
 
 /* The largest |ratio - 1| over the shells k = 1..kmax (all when kmax is 0 or past n/2). */
 double cli_spectrum_deviation(const cli_spectrum_result *r, unsigned kmax);

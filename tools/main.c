@@ -24,6 +24,12 @@ static const char USAGE[] =
     "      quality of raw array B against raw array A: max abs error, max error / range, RMSE,\n"
     "      NRMSE, PSNR, SNR, the error's mean, extremes and histogram, Pearson, SSIM (8^3\n"
     "      windows), the error's autocorrelation at lags 1..10, derivatives' and Laplacian's PSNR\n"
+    "  h5zgpu sweep FIELD -t f32|f64 -d Z,Y,X [--psnr X] [--ssim X] [--pk X [--kmax K]]\n"
+    "               [--codec C] [--mode M] [--chunk K] [--bounds N] [--json]\n"
+    "      per codec (default fixed and huffman), the bound of highest ratio whose reconstruction\n"
+    "      meets every criterion given: PSNR >= X dB, SSIM >= X, P(k) ratio within 1 +- X; N\n"
+    "      bounds (default 20) from 1e-1 to 1e-6 (abs: of the range; default mode rel), refined\n"
+    "      by bisection, the field in chunks of K per axis (default 64) as the filter writes them\n"
     "  h5zgpu --help | --version\n"
     "\n"
     "  --codec defaults to huffman. Dimensions are slowest-varying first, as in HDF5 and C.\n"
@@ -32,48 +38,13 @@ static const char USAGE[] =
     "  Environment: H5ZGPU_DEVICE=auto|cpu|gpu|gpu:N picks the executor, H5ZGPU_VERBOSE=1 reports\n"
     "  a fallback to the CPU.\n";
 
-static int usage_error(const char *what)
-{
-    fprintf(stderr, "h5zgpu: %s (see h5zgpu --help)\n", what);
-    return CLI_EXIT_USAGE;
-}
-
-/* "64,64,64" as -d takes it, or "64x64x64" for reading. */
-static void format_dims(char *buf, size_t cap, unsigned rank, const uint64_t *dims,
-                        const char *sep)
-{
-    size_t used = 0;
-    buf[0] = 0;
-    for (unsigned i = 0; i < rank && used < cap; i++)
-        used += (size_t)snprintf(buf + used, cap - used, "%s%llu", i ? sep : "",
-                                 (unsigned long long)dims[i]);
-}
-
-static uint64_t element_count(unsigned rank, const uint64_t *dims)
-{
-    uint64_t n = 1;
-    for (unsigned i = 0; i < rank; i++)
-        n *= dims[i];
-    return n;
-}
-
-static size_t element_size(h5zgpu_dtype t)
-{
-    return t == H5ZGPU_FLOAT64 ? 8 : 4;
-}
-
-static const char *dtype_name(h5zgpu_dtype t)
-{
-    return t == H5ZGPU_FLOAT64 ? "f64" : "f32";
-}
-
 /* Options every parameterised command needs, checked by the library itself. */
 static int build_params(const cli_opts *o, int need_shape, h5zgpu_params *p)
 {
     if (o->mode < 0 || !o->eb_given)
-        return usage_error("--mode and --eb are required");
+        return cli_usage_error("--mode and --eb are required");
     if (need_shape && (!o->dtype || !o->rank))
-        return usage_error("-t f32|f64 and -d Z,Y,X are required");
+        return cli_usage_error("-t f32|f64 and -d Z,Y,X are required");
     memset(p, 0, sizeof *p);
     p->codec = o->codec < 0 ? H5ZGPU_CODEC_HUFFMAN : (h5zgpu_codec)o->codec;
     p->mode = (h5zgpu_mode)o->mode;
@@ -131,13 +102,7 @@ static int cmd_cdvalues(int argc, char **argv)
         printf("\n");
         return 0;
     }
-    printf("UD=%d,0,%u", H5ZGPU_FILTER_ID, n);
-    for (unsigned i = 0; i < n; i++)
-        printf(",%u", cd[i]);
-    printf("\ncompression=%d, compression_opts=(", H5ZGPU_FILTER_ID);
-    for (unsigned i = 0; i < n; i++)
-        printf(i ? ", %u" : "%u", cd[i]);
-    printf(")\n");
+    cli_print_cd_values(cd, n);
     return 0;
 }
 
@@ -156,7 +121,7 @@ static int cmd_compress(int argc, char **argv)
                   0, &o) != 0)
         return CLI_EXIT_USAGE;
     if (!o.in || !o.out)
-        return usage_error("-i IN and -o OUT are required");
+        return cli_usage_error("-i IN and -o OUT are required");
     if ((rc = build_params(&o, 1, &p)) != 0)
         return rc;
     if (h5zgpu_params_check(&p) != H5ZGPU_OK) {
@@ -164,15 +129,15 @@ static int cmd_compress(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     rc = CLI_EXIT_FAIL;
-    uint64_t n = element_count(p.rank, p.dims);
-    size_t raw = (size_t)n * element_size(p.dtype);
-    format_dims(shape, sizeof shape, p.rank, p.dims, "x");
-    format_dims(dims_arg, sizeof dims_arg, p.rank, p.dims, ",");
+    uint64_t n = cli_count(p.rank, p.dims);
+    size_t raw = (size_t)n * cli_esize(p.dtype);
+    cli_format_dims(shape, sizeof shape, p.rank, p.dims, "x");
+    cli_format_dims(dims_arg, sizeof dims_arg, p.rank, p.dims, ",");
     if (!(in = cli_read_file(o.in, &in_len)))
         goto done;
     if (in_len != raw) {
         fprintf(stderr, "h5zgpu: %s holds %zu bytes but -t %s -d %s needs %zu\n", o.in, in_len,
-                dtype_name(p.dtype), dims_arg, raw);
+                cli_dtype_name(p.dtype), dims_arg, raw);
         goto done;
     }
     size_t cap = h5zgpu_compress_bound(&p);
@@ -205,7 +170,7 @@ static int cmd_compress(int argc, char **argv)
     cli_rate(rate_d, sizeof rate_d, (double)raw, t3 - t2);
 
     printf("h5zgpu compress %s -> %s\n", o.in, o.out);
-    printf("  input          %s %s, %zu bytes\n", dtype_name(p.dtype), shape, raw);
+    printf("  input          %s %s, %zu bytes\n", cli_dtype_name(p.dtype), shape, raw);
     printf("  codec          %s (payload %s), %s eb %g, absolute bound applied %g\n",
            cli_codec_name(p.codec),
            info.codec == 0 ? "stored raw: it did not shrink" : cli_codec_name(info.codec),
@@ -238,7 +203,7 @@ static int cmd_decompress(int argc, char **argv)
     if (cli_parse(argc, argv, OPT_IN | OPT_OUT, 0, &o) != 0)
         return CLI_EXIT_USAGE;
     if (!o.in || !o.out)
-        return usage_error("-i IN and -o OUT are required");
+        return cli_usage_error("-i IN and -o OUT are required");
     if (!(in = cli_read_file(o.in, &in_len)))
         goto done;
     if (h5zgpu_chunk_info(in, in_len, &info) != H5ZGPU_OK) {
@@ -259,11 +224,11 @@ static int cmd_decompress(int argc, char **argv)
     }
     if (cli_write_file(o.out, out, out_len) != 0)
         goto done;
-    format_dims(shape, sizeof shape, info.rank, info.dims, "x");
+    cli_format_dims(shape, sizeof shape, info.rank, info.dims, "x");
     cli_rate(rate, sizeof rate, (double)out_len, t1 - t0);
     printf("h5zgpu decompress %s -> %s\n", o.in, o.out);
     printf("  chunk          %s %s, format %u, %s, %s eb %g, absolute bound applied %g\n",
-           dtype_name(info.dtype), shape, info.format_version,
+           cli_dtype_name(info.dtype), shape, info.format_version,
            info.codec == 0 ? "stored raw" : cli_codec_name(info.codec), cli_mode_name(info.mode),
            info.eb, info.eb_abs);
     printf("  executor       %s\n", cli_executor());
@@ -306,18 +271,18 @@ static int cmd_check(int argc, char **argv)
     if (cli_parse(argc, argv, OPT_TYPE | OPT_DIMS | OPT_JSON | OPT_KMAX | OPT_PKBAND, 2, &o) != 0)
         return CLI_EXIT_USAGE;
     if (o.npos != 2)
-        return usage_error("check needs two files, A (the original) and B");
+        return cli_usage_error("check needs two files, A (the original) and B");
     if (!o.dtype || !o.rank)
-        return usage_error("check reads raw arrays: give -t f32|f64 and -d Z,Y,X "
+        return cli_usage_error("check reads raw arrays: give -t f32|f64 and -d Z,Y,X "
                            "(HDF5 datasets, file.h5:/dataset, are not supported yet)");
-    uint64_t n = element_count(o.rank, o.dims);
-    size_t raw = (size_t)n * element_size(o.dtype);
-    format_dims(shape, sizeof shape, o.rank, o.dims, ",");
+    uint64_t n = cli_count(o.rank, o.dims);
+    size_t raw = (size_t)n * cli_esize(o.dtype);
+    cli_format_dims(shape, sizeof shape, o.rank, o.dims, ",");
     if (!(a = cli_read_file(o.pos[0], &a_len)) || !(b = cli_read_file(o.pos[1], &b_len)))
         goto done;
     if (a_len != raw || b_len != raw) {
         fprintf(stderr, "h5zgpu: -t %s -d %s needs %zu bytes; %s holds %zu and %s holds %zu\n",
-                dtype_name(o.dtype), shape, raw, o.pos[0], a_len, o.pos[1], b_len);
+                cli_dtype_name(o.dtype), shape, raw, o.pos[0], a_len, o.pos[1], b_len);
         goto done;
     }
     cli_metrics_compute(a, b, n, o.dtype, &m);
@@ -364,7 +329,7 @@ static int cmd_check(int argc, char **argv)
         printf("}\n");
     } else {
         printf("h5zgpu check %s against %s (-t %s -d %s)\n", o.pos[1], o.pos[0],
-               dtype_name(o.dtype), shape);
+               cli_dtype_name(o.dtype), shape);
         printf("  range          %.6g (min %.6g, max %.6g, %llu finite of %llu)\n", m.range, m.min,
                m.max, (unsigned long long)m.finite, (unsigned long long)m.n);
         printf("  max abs error  %.6g\n", m.max_abs_err);
@@ -415,12 +380,13 @@ static const command COMMANDS[] = {
     {"compress", cmd_compress},
     {"decompress", cmd_decompress},
     {"check", cmd_check},
+    {"sweep", cli_sweep},
 };
 
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        return usage_error("no command given");
+        return cli_usage_error("no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(USAGE, stdout);
         return 0;
@@ -434,7 +400,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (strcmp(argv[1], COMMANDS[i].name) == 0)
             return COMMANDS[i].run(argc - 2, argv + 2);
-    fprintf(stderr, "h5zgpu: unknown command %s (cdvalues, compress, decompress, check; see "
+    fprintf(stderr, "h5zgpu: unknown command %s (cdvalues, compress, decompress, check, sweep; see "
                     "h5zgpu --help)\n",
             argv[1]);
     return CLI_EXIT_USAGE;

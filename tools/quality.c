@@ -92,8 +92,8 @@ static void plane_sums(const void *a, const void *b, h5zgpu_dtype t, uint64_t ba
  * over the windows that hold only finite values of both arrays; C1 = (0.01 L)^2 and
  * C2 = (0.03 L)^2 with L the range of a. Arrays of rank above 3 are seen as 3-D, their slowest
  * axes folded into the first. -1 when no window qualifies or memory runs out. */
-static double ssim(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
-                   const uint64_t *dims, double range)
+double cli_ssim(const void *a, const void *b, h5zgpu_dtype t, unsigned rank, const uint64_t *dims,
+                double range)
 {
     size_t d[3] = {1, 1, 1};
     for (unsigned i = 0; i < rank; i++)
@@ -272,7 +272,7 @@ void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned 
     q->pearson = saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : (saa == sbb ? 1 : 0);
     q->snr = see > 0 ? 10 * log10(saa / see) : INFINITY;
     autocorrelation(a, b, n, t, q->mean_error, q->autocorrelation);
-    q->ssim = ssim(a, b, t, rank, dims, m->range);
+    q->ssim = cli_ssim(a, b, t, rank, dims, m->range);
     histogram(a, b, n, t, q);
     for (int order = 1; order <= 3; order++)
         q->stencil_psnr[order - 1] = stencil_psnr(a, b, t, rank, dims, order);

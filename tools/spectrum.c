@@ -1,10 +1,26 @@
-/* The power spectrum of `h5zgpu check` (cli.h, cli_spectrum): P(k) of A and of B over spherical
- * shells of the integer wavenumber, and their ratio, with FFTW's real-to-complex 3-D transform. */
+/* The power spectrum of `h5zgpu check` and `sweep` (cli.h, cli_spectrum): P(k) of A and of B
+ * over spherical shells of the integer wavenumber, and their ratio, with FFTW's real-to-complex
+ * 3-D transform. */
+/* sysconf is POSIX, outside strict C11 */
+#define _POSIX_C_SOURCE 200809L
+
 #include "cli.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+int cli_spectrum_ratio(const cli_power *a, const cli_power *b, cli_spectrum_result *r)
+{
+    size_t n = a->n;
+    memset(r, 0, sizeof *r);
+    if (!(r->ratio = malloc(sizeof(double) * (n / 2 ? n / 2 : 1))))
+        return -1;
+    r->shells = n / 2;   /* k = 1 .. n/2; k = 0 (the mean) left out */
+    for (size_t s = 1; s <= n / 2; s++)
+        r->ratio[s - 1] = a->p[s] > 0 ? b->p[s] / a->p[s] : (b->p[s] > 0 ? INFINITY : 1);
+    return 0;
+}
 
 double cli_spectrum_deviation(const cli_spectrum_result *r, unsigned kmax)
 {
@@ -16,6 +32,7 @@ double cli_spectrum_deviation(const cli_spectrum_result *r, unsigned kmax)
 
 #ifdef H5ZGPU_HAVE_FFTW
 #include <fftw3.h>
+#include <unistd.h>
 
 /* Shell sums of |F|^2 of one field (n^3 values of type t) into p[0..n/2], counts into w. The
  * half spectrum stands for both halves: planes 0 < kx < n/2 count twice. */
@@ -31,6 +48,13 @@ static int shells(const void *in, h5zgpu_dtype t, size_t n, double *p, double *w
     }
     for (size_t i = 0; i < total; i++)
         x[i] = t == H5ZGPU_FLOAT32 ? (double)((const float *)in)[i] : ((const double *)in)[i];
+#ifdef H5ZGPU_HAVE_FFTW_THREADS
+    static int threads;   /* the process's one command thread plans */
+    if (!threads)
+        threads = fftw_init_threads() ? 1 : -1;
+    if (threads > 0)
+        fftw_plan_with_nthreads((int)sysconf(_SC_NPROCESSORS_ONLN));
+#endif
     fftw_plan plan = fftw_plan_dft_r2c_3d((int)n, (int)n, (int)n, x, f, FFTW_ESTIMATE);
     fftw_execute(plan);
     fftw_destroy_plan(plan);
@@ -54,40 +78,51 @@ static int shells(const void *in, h5zgpu_dtype t, size_t n, double *p, double *w
     return 0;
 }
 
+/* Whether a field can be transformed: cubic 3-D, at least 4 a side, every value finite (a
+ * transform cannot leave points out). */
+static int transformable(const void *a, h5zgpu_dtype t, unsigned rank, const uint64_t *dims)
+{
+    if (rank != 3 || dims[0] != dims[1] || dims[1] != dims[2] || dims[0] < 4)
+        return 0;
+    size_t total = (size_t)(dims[0] * dims[1] * dims[2]);
+    for (size_t i = 0; i < total; i++) {
+        double x = t == H5ZGPU_FLOAT32 ? ((const float *)a)[i] : ((const double *)a)[i];
+        if (!isfinite(x))
+            return 0;
+    }
+    return 1;
+}
+
+int cli_power_spectrum(const void *a, h5zgpu_dtype t, unsigned rank, const uint64_t *dims,
+                       cli_power *pw)
+{
+    memset(pw, 0, sizeof *pw);
+    if (!transformable(a, t, rank, dims))
+        return -1;
+    size_t n = (size_t)dims[0];
+    double *p = malloc(sizeof(double) * (n / 2 + 1) * 2), *w = p ? p + n / 2 + 1 : NULL;
+    if (!p || shells(a, t, n, p, w)) {
+        free(p);
+        return -1;
+    }
+    for (size_t s = 0; s <= n / 2; s++)   /* shell means, in the space of the shell sums */
+        p[s] = w[s] > 0 ? p[s] / w[s] : 0;
+    pw->n = n;
+    pw->p = p;
+    return 0;
+}
+
 int cli_spectrum(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
                  const uint64_t *dims, cli_spectrum_result *r)
 {
+    cli_power pa, pb;
     memset(r, 0, sizeof *r);
-    if (rank != 3 || dims[0] != dims[1] || dims[1] != dims[2] || dims[0] < 4)
+    if (!transformable(b, t, rank, dims) || cli_power_spectrum(a, t, rank, dims, &pa) != 0)
         return -1;
-    size_t n = (size_t)dims[0], total = n * n * n;
-    for (size_t i = 0; i < total; i++) {   /* a transform cannot leave points out */
-        double x, y;
-        if (t == H5ZGPU_FLOAT32) {
-            x = ((const float *)a)[i];
-            y = ((const float *)b)[i];
-        } else {
-            x = ((const double *)a)[i];
-            y = ((const double *)b)[i];
-        }
-        if (!isfinite(x) || !isfinite(y))
-            return -1;
-    }
-    double *pa = malloc(sizeof(double) * (n / 2 + 1) * 4), *wa = pa + n / 2 + 1;
-    double *pb = wa + n / 2 + 1, *wb = pb + n / 2 + 1;
-    r->ratio = malloc(sizeof(double) * (n / 2));
-    if (!pa || !r->ratio || shells(a, t, n, pa, wa) || shells(b, t, n, pb, wb)) {
-        free(pa);
-        free(r->ratio);
-        r->ratio = NULL;
-        return -1;
-    }
-    r->shells = n / 2;   /* k = 1 .. n/2; k = 0 (the mean) left out */
-    for (size_t s = 1; s <= n / 2; s++)
-        r->ratio[s - 1] =
-            pa[s] > 0 ? (pb[s] / wb[s]) / (pa[s] / wa[s]) : (pb[s] > 0 ? INFINITY : 1);
-    free(pa);
-    return 0;
+    int st = cli_power_spectrum(b, t, rank, dims, &pb) == 0 ? cli_spectrum_ratio(&pa, &pb, r) : -1;
+    free(pa.p);
+    free(pb.p);
+    return st;
 }
 
 #else
@@ -97,6 +132,14 @@ int cli_spectrum(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
 {
     (void)a, (void)b, (void)t, (void)rank, (void)dims;
     memset(r, 0, sizeof *r);
+    return -2;
+}
+
+int cli_power_spectrum(const void *a, h5zgpu_dtype t, unsigned rank, const uint64_t *dims,
+                       cli_power *pw)
+{
+    (void)a, (void)t, (void)rank, (void)dims;
+    memset(pw, 0, sizeof *pw);
     return -2;
 }
 

@@ -21,6 +21,7 @@
 #                                          scripts/device/make-baseline.sh REV and carried) and of
 #                                          this tree, one after the other on the same card
 #   bash scripts/device/suite.sh nyx       the nyx_writer runs of io alone
+#   bash scripts/device/suite.sh sweep     h5zgpu sweep --pk 0.01 on each of the six fields, timed
 #   bash scripts/device/suite.sh nan       velocity_x with NaN over half of it (bench/mask_nan.py):
 #                                          CPU/GPU identity of codecs 1 and 2, then gpu_bench
 #   bash scripts/device/suite.sh io        needs .debs-mpi/ too (fetch-mpi-debs.sh): the dataset
@@ -30,7 +31,7 @@
 #                                          library); nyx_writer on 1, 2, 4 ranks (one GPU each,
 #                                          as many as the machine has), and the AMReX layout
 set -uo pipefail
-part=${1:?tests, identity, bench, bench2, huffman, profile, compare, nan, nyx or io}
+part=${1:?tests, identity, bench, bench2, huffman, profile, compare, sweep, nan, nyx or io}
 OUT=${OUT:-$PWD/out}
 N=${N:-512}
 B=$PWD/build-dev
@@ -45,10 +46,17 @@ export H5ZGPU_APT=0 PYTHON=python3 H5ZGPU_VERBOSE=1
 step() { printf '== %s (at %d s)\n' "$*" "$SECONDS"; }
 
 step "build"
+# FFTW3 for the power spectrum of check and sweep, where fetch-hdf5-debs.sh brought it
+FFTW_FLAGS=
+if [ -f "$HDF5_ROOT/include/fftw3.h" ]; then
+  fftw_lib=$HDF5_ROOT/lib/x86_64-linux-gnu
+  FFTW_FLAGS="-DH5ZGPU_FFTW_INCLUDE=$HDF5_ROOT/include -DH5ZGPU_FFTW_LIB=$fftw_lib/libfftw3.so
+    -DH5ZGPU_FFTW_THREADS_LIB=$fftw_lib/libfftw3_threads.so"
+fi
 # Debian's HDF5 unpacked under /opt: its h5cc wrapper points at /usr, so FindHDF5 gets the paths
 cmake -S . -B "$B" -DH5ZGPU_CUDA=ON -DHDF5_C_COMPILER_EXECUTABLE=/nonexistent \
   -DHDF5_C_INCLUDE_DIR="$HDF5_ROOT/include/hdf5/serial" \
-  -DHDF5_hdf5_LIBRARY_RELEASE="$H5DEB_LIB/libhdf5.so" $H5ZGPU_MPI_CMAKE_FLAGS \
+  -DHDF5_hdf5_LIBRARY_RELEASE="$H5DEB_LIB/libhdf5.so" $H5ZGPU_MPI_CMAKE_FLAGS $FFTW_FLAGS \
   >"$OUT/configure.log" 2>&1 &&
   cmake --build "$B" -j "$(nproc)" >"$OUT/build.log" 2>&1 ||
   { tail -n 30 "$OUT/configure.log" "$OUT/build.log"; exit 1; }
@@ -175,6 +183,21 @@ bench2)
   done
   rc=0; for k in 0 1 2 3; do wait -n || rc=$?; done
   echo "exit $rc"; tail -q -n 1 "$OUT"/property-?.log
+  ;;
+sweep)
+  need_fields
+  for f in baryon_density dark_matter_density temperature velocity_x velocity_y velocity_z; do
+    step "sweep --pk 0.01, $f"
+    s0=$SECONDS
+    timeout 90 "$B/bin/h5zgpu" sweep "$DATA/nyx_$f.f32" -t f32 -d "$N,$N,$N" --pk 0.01 --json \
+      >"$OUT/sweep-$f.json" 2>"$OUT/sweep-$f.err"
+    echo "exit $? after $((SECONDS - s0)) s"
+    python3 -c 'import json, sys
+w = json.load(open(sys.argv[1]))["winners"]
+for c, v in w.items():
+    print(c, "none" if v is None else "REL %.3g ratio %.2f" % (v["eb"], v["ratio"]))' \
+      "$OUT/sweep-$f.json"
+  done
   ;;
 nan)
   need_fields
