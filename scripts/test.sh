@@ -59,7 +59,7 @@ hdf5_of() {  # PYTHON -> "h5py X, HDF5 Y"
 
 ensure_packages build-essential cmake libhdf5-dev hdf5-tools python3-h5py python3-numpy \
   python3-pytest python3-venv openmpi-bin libopenmpi-dev libhdf5-openmpi-dev netcdf-bin \
-  libnetcdf-dev libfftw3-dev
+  libnetcdf-dev libfftw3-dev python3-matplotlib
 
 rm -f "$BUILD"/junit-*.xml
 if ! build_project; then
@@ -92,12 +92,13 @@ run_pytest "pytest, Debian python3-h5py ($(hdf5_of /usr/bin/python3))" /usr/bin/
 # a copy so that pip's build files stay out of the source tree.
 venv=$BUILD/venv-wheel
 say "venv with the pip h5py wheel: $venv"
-# (xarray and h5netcdf for the netCDF recipes' test)
-if ! "$venv/bin/python" -c 'import h5py, numpy, pytest, setuptools, wheel, xarray, h5netcdf' \
+# (xarray and h5netcdf for the netCDF recipes' test, matplotlib for check's and sweep's plots)
+if ! "$venv/bin/python" \
+     -c 'import h5py, numpy, pytest, setuptools, wheel, xarray, h5netcdf, matplotlib' \
      >/dev/null 2>&1; then
   rm -rf "$venv"
   /usr/bin/python3 -m venv "$venv" &&
-    "$venv/bin/pip" install -q h5py numpy pytest setuptools wheel xarray h5netcdf
+    "$venv/bin/pip" install -q h5py numpy pytest setuptools wheel xarray h5netcdf matplotlib
 fi
 helper_src=$(mktemp -d)
 if cp -r "$ROOT/python" "$helper_src/" &&

@@ -274,7 +274,8 @@ static int cmd_check(int argc, char **argv)
         return cli_usage_error("check needs two files, A (the original) and B");
     if (!o.dtype || !o.rank)
         return cli_usage_error("check reads raw arrays: give -t f32|f64 and -d Z,Y,X "
-                           "(HDF5 datasets, file.h5:/dataset, are not supported yet)");
+                               "(HDF5 datasets, file.h5:/dataset, through the Python package's "
+                               "h5zgpu command)");
     uint64_t n = cli_count(o.rank, o.dims);
     size_t raw = (size_t)n * cli_esize(o.dtype);
     cli_format_dims(shape, sizeof shape, o.rank, o.dims, ",");
