@@ -17,15 +17,30 @@ __device__ __forceinline__ uint32_t magnitude(int64_t r)
     return (uint32_t)(r < 0 ? (uint64_t)-r : (uint64_t)r);   /* |r| <= 2^31 (QZ_QMAX) */
 }
 
-/* Codes of a block with fill elements under a predictor (one lane): each fill element past the
- * corner takes its prediction, as fixed_cpu.c's residuals() does, so its residual is 0 and the
- * warp's residual code applies unchanged to s. */
+/* Codes of a block with fill elements under a predictor, by the whole warp: each fill element
+ * past the corner takes its prediction, as fixed_cpu.c's residuals() does, so its residual is 0
+ * and the warp's residual code applies unchanged to s. Every predictor reads only neighbours of
+ * a smaller z + y + x, so the elements of one such sum (a wavefront: 10 in a 4^3 block, 15 in
+ * 8^2, 64 in 1-D) are computed together, each after the wavefronts before it. */
 template <int DIM>
-__device__ void fill_codes(unsigned pred, const int64_t *q, uint64_t fill, int64_t *s)
+__device__ void fill_codes(unsigned pred, const int64_t *q, uint64_t fill, int64_t *s,
+                           unsigned lane)
 {
     typedef blk_shape<DIM> S;
-    for (unsigned e = 0; e < FL_BLOCK; e++)
-        s[e] = (e && (fill >> e & 1u)) ? fl_predict(pred, S::BY, S::BX, s, e) : q[e];
+    const unsigned last = (S::BX - 1) + (S::BY - 1) + (S::BZ - 1);
+    s[lane] = q[lane];
+    s[lane + 32] = q[lane + 32];
+    __syncwarp();
+    const uint64_t todo = fill & ~(uint64_t)1;   /* the corner keeps its code */
+    for (unsigned L = 1; L <= last; L++) {
+#pragma unroll 1
+        for (unsigned h = 0; h < 2; h++) {
+            const unsigned e = lane + 32 * h;
+            if ((todo >> e & 1u) && e % S::BX + (e / S::BX) % S::BY + e / (S::BX * S::BY) == L)
+                s[e] = fl_predict(pred, S::BY, S::BX, s, e);
+        }
+        __syncwarp();
+    }
 }
 
 struct enc_args {
@@ -117,9 +132,7 @@ __global__ void __launch_bounds__(FL_THREADS) fl_enc_tile_kernel(const enc_args 
         for (unsigned p = 0; p < S::NP; p++) {
             const int64_t *qs = q_s[blk];
             if (fill) {
-                if (lane == 0)
-                    fill_codes<DIM>(p, q_s[blk], fill, own_s[warp]);
-                __syncwarp();
+                fill_codes<DIM>(p, q_s[blk], fill, own_s[warp], lane);
                 qs = own_s[warp];
             }
             int64_t r0 = residual<DIM>(p, qs, lane, valid[0]);
@@ -246,11 +259,9 @@ __global__ void __launch_bounds__(FL_THREADS) fl_enc_tile_kernel(const enc_args 
         const int64_t *qs = q_s[blk];
         if (fill) {
             __syncwarp();   /* own_s may still be read for the warp's previous block */
-            if (lane == 0) {
+            if (lane == 0)
                 dv_put_bytes(dst, fill, 8);
-                fill_codes<DIM>(best, q_s[blk], fill, own_s[warp]);
-            }
-            __syncwarp();
+            fill_codes<DIM>(best, q_s[blk], fill, own_s[warp], lane);
             qs = own_s[warp];
             dst += 8;
         }
