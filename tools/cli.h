@@ -153,6 +153,9 @@ typedef struct cli_power {
 int cli_power_spectrum(const void *a, h5zgpu_dtype t, unsigned rank, const uint64_t *dims,
                        cli_power *pw);
 
+/* Frees the transform's buffers and plan, which stay from one call to the next of a size. */
+void cli_spectrum_release(void);
+
 /* ratio[k-1] = b's P(k) / a's, k = 1..n/2, as cli_spectrum gives it (free r->ratio); -1 when
  * memory runs out. */
 int cli_spectrum_ratio(const cli_power *a, const cli_power *b, cli_spectrum_result *r);

@@ -291,6 +291,7 @@ static int cmd_check(int argc, char **argv)
     cli_spectrum_result pk;
     cli_quality_compute(a, b, o.dtype, o.rank, o.dims, &m, &q);
     int pk_st = cli_spectrum(a, b, o.dtype, o.rank, o.dims, &pk);
+    cli_spectrum_release();
     double pk_dev = pk_st == 0 ? cli_spectrum_deviation(&pk, o.kmax) : NAN;
     if (o.json) {
         printf("{\n  \"elements\": %llu,\n  \"finite\": %llu,\n  \"nonfinite_mismatch\": %llu,\n",

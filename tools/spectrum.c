@@ -34,70 +34,103 @@ double cli_spectrum_deviation(const cli_spectrum_result *r, unsigned kmax)
 #include <fftw3.h>
 #include <unistd.h>
 
-/* Shell sums of |F|^2 of one field (n^3 values of type t) into p[0..n/2], counts into w. The
- * half spectrum stands for both halves: planes 0 < kx < n/2 count twice. */
-static int shells(const void *in, h5zgpu_dtype t, size_t n, double *p, double *w)
+/* The transform's buffers, plan and shell of every frequency, kept from one field to the next
+ * of the same size (a sweep transforms one per bound it tries): allocating and touching 2 GiB
+ * and planning again cost as much as the transform. The process's one command thread uses it. */
+static struct {
+    size_t n;
+    double *x;
+    fftw_complex *f;
+    fftw_plan plan;
+    uint32_t *shell;   /* the shell of each frequency of the half spectrum; n: none (past n/2) */
+} ws;
+
+void cli_spectrum_release(void)
 {
-    size_t nh = n / 2 + 1, total = n * n * n;
-    double *x = fftw_malloc(sizeof(double) * total);
-    fftw_complex *f = fftw_malloc(sizeof(fftw_complex) * n * n * nh);
-    if (!x || !f) {
-        fftw_free(x);
-        fftw_free(f);
+    if (ws.n) {
+        fftw_destroy_plan(ws.plan);
+        fftw_free(ws.x);
+        fftw_free(ws.f);
+        free(ws.shell);
+    }
+    memset(&ws, 0, sizeof ws);
+}
+
+static int workspace(size_t n)
+{
+    size_t nh = n / 2 + 1, bins = n * n * nh;
+    if (ws.n == n)
+        return 0;
+    cli_spectrum_release();
+    ws.x = fftw_malloc(sizeof(double) * n * n * n);
+    ws.f = fftw_malloc(sizeof(fftw_complex) * bins);
+    ws.shell = malloc(sizeof(uint32_t) * bins);
+    if (!ws.x || !ws.f || !ws.shell) {
+        fftw_free(ws.x);
+        fftw_free(ws.f);
+        free(ws.shell);
+        memset(&ws, 0, sizeof ws);
         return -1;
     }
-    for (size_t i = 0; i < total; i++)
-        x[i] = t == H5ZGPU_FLOAT32 ? (double)((const float *)in)[i] : ((const double *)in)[i];
 #ifdef H5ZGPU_HAVE_FFTW_THREADS
-    static int threads;   /* the process's one command thread plans */
+    static int threads;
     if (!threads)
         threads = fftw_init_threads() ? 1 : -1;
     if (threads > 0)
         fftw_plan_with_nthreads((int)sysconf(_SC_NPROCESSORS_ONLN));
 #endif
-    fftw_plan plan = fftw_plan_dft_r2c_3d((int)n, (int)n, (int)n, x, f, FFTW_ESTIMATE);
-    fftw_execute(plan);
-    fftw_destroy_plan(plan);
-    memset(p, 0, sizeof(double) * (n / 2 + 1));
-    memset(w, 0, sizeof(double) * (n / 2 + 1));
+    ws.plan = fftw_plan_dft_r2c_3d((int)n, (int)n, (int)n, ws.x, ws.f, FFTW_ESTIMATE);
     for (size_t z = 0; z < n; z++)
         for (size_t y = 0; y < n; y++)
             for (size_t k = 0; k < nh; k++) {
                 double fz = z <= n / 2 ? (double)z : (double)z - (double)n;
                 double fy = y <= n / 2 ? (double)y : (double)y - (double)n;
-                size_t s = (size_t)floor(sqrt(fz * fz + fy * fy + (double)(k * k)) + 0.5);
-                if (s > n / 2)
-                    continue;
-                const double *c = f[(z * n + y) * nh + k];
-                double weight = k == 0 || 2 * k == n ? 1 : 2;
-                p[s] += weight * (c[0] * c[0] + c[1] * c[1]);
-                w[s] += weight;
+                size_t sh = (size_t)floor(sqrt(fz * fz + fy * fy + (double)(k * k)) + 0.5);
+                ws.shell[(z * n + y) * nh + k] = (uint32_t)(sh > n / 2 ? n : sh);
             }
-    fftw_free(x);
-    fftw_free(f);
+    ws.n = n;
     return 0;
 }
 
-/* Whether a field can be transformed: cubic 3-D, at least 4 a side, every value finite (a
- * transform cannot leave points out). */
-static int transformable(const void *a, h5zgpu_dtype t, unsigned rank, const uint64_t *dims)
+/* Shell sums of |F|^2 of one field (n^3 values of type t) into p[0..n/2], counts into w; -1
+ * when a value is not finite (a transform cannot leave points out) or memory runs out. The half
+ * spectrum stands for both halves: planes 0 < kx < n/2 count twice. */
+static int shells(const void *in, h5zgpu_dtype t, size_t n, double *p, double *w)
 {
-    if (rank != 3 || dims[0] != dims[1] || dims[1] != dims[2] || dims[0] < 4)
-        return 0;
-    size_t total = (size_t)(dims[0] * dims[1] * dims[2]);
+    size_t nh = n / 2 + 1, total = n * n * n;
+    if (workspace(n) != 0)
+        return -1;
     for (size_t i = 0; i < total; i++) {
-        double x = t == H5ZGPU_FLOAT32 ? ((const float *)a)[i] : ((const double *)a)[i];
-        if (!isfinite(x))
-            return 0;
+        ws.x[i] = t == H5ZGPU_FLOAT32 ? (double)((const float *)in)[i] : ((const double *)in)[i];
+        if (!isfinite(ws.x[i]))
+            return -1;
     }
-    return 1;
+    fftw_execute(ws.plan);
+    memset(p, 0, sizeof(double) * (n / 2 + 1));
+    memset(w, 0, sizeof(double) * (n / 2 + 1));
+    for (size_t row = 0; row < n * n; row++)
+        for (size_t k = 0; k < nh; k++) {
+            const size_t i = row * nh + k, sh = ws.shell[i];
+            if (sh == n)
+                continue;
+            const double weight = k == 0 || 2 * k == n ? 1 : 2;
+            p[sh] += weight * (ws.f[i][0] * ws.f[i][0] + ws.f[i][1] * ws.f[i][1]);
+            w[sh] += weight;
+        }
+    return 0;
+}
+
+/* Whether a field has a shape the transform takes: cubic 3-D, at least 4 a side. */
+static int transformable(unsigned rank, const uint64_t *dims)
+{
+    return rank == 3 && dims[0] == dims[1] && dims[1] == dims[2] && dims[0] >= 4;
 }
 
 int cli_power_spectrum(const void *a, h5zgpu_dtype t, unsigned rank, const uint64_t *dims,
                        cli_power *pw)
 {
     memset(pw, 0, sizeof *pw);
-    if (!transformable(a, t, rank, dims))
+    if (!transformable(rank, dims))
         return -1;
     size_t n = (size_t)dims[0];
     double *p = malloc(sizeof(double) * (n / 2 + 1) * 2), *w = p ? p + n / 2 + 1 : NULL;
@@ -117,7 +150,7 @@ int cli_spectrum(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
 {
     cli_power pa, pb;
     memset(r, 0, sizeof *r);
-    if (!transformable(b, t, rank, dims) || cli_power_spectrum(a, t, rank, dims, &pa) != 0)
+    if (cli_power_spectrum(a, t, rank, dims, &pa) != 0)
         return -1;
     int st = cli_power_spectrum(b, t, rank, dims, &pb) == 0 ? cli_spectrum_ratio(&pa, &pb, r) : -1;
     free(pa.p);
@@ -141,6 +174,10 @@ int cli_power_spectrum(const void *a, h5zgpu_dtype t, unsigned rank, const uint6
     (void)a, (void)t, (void)rank, (void)dims;
     memset(pw, 0, sizeof *pw);
     return -2;
+}
+
+void cli_spectrum_release(void)
+{
 }
 
 #endif

@@ -35,6 +35,7 @@ typedef struct sw_try {
     unsigned codec;
     double eb, ratio, psnr, ssim, pk_dev;
     int accepted;
+    double codec_s, judge_s;   /* seconds: compressing and decoding the chunks; the metrics */
 } sw_try;
 
 /* Copies the block at origin of the given shape between the field (dims) and a chunk buffer
@@ -228,6 +229,8 @@ static void print_json(const sw_try *tries, size_t ntry, const int *win, const u
         json_value("psnr", t->psnr, ", ");
         json_value("ssim", t->ssim, ", ");
         json_value("pk_ratio_max_deviation", t->pk_dev, ", ");
+        json_value("codec_seconds", t->codec_s, ", ");
+        json_value("metrics_seconds", t->judge_s, ", ");
         printf("\"accepted\": %s}%s\n", t->accepted ? "true" : "false", i + 1 < ntry ? "," : "");
     }
     printf("  ],\n  \"winners\": {");
@@ -356,9 +359,14 @@ int cli_sweep(int argc, char **argv)
             t->eb = eb;
             h5zgpu_params p = {.codec = (h5zgpu_codec)t->codec, .mode = (h5zgpu_mode)o.mode,
                                .eb = t->eb, .dtype = o.dtype, .rank = o.rank};
-            if (try_bound(&c, &o, &p, recon, &t->ratio) != 0 ||
-                judge(a, recon, &o, &pa, &ma, t) != 0)
+            double t0 = cli_now();
+            if (try_bound(&c, &o, &p, recon, &t->ratio) != 0)
                 goto done;
+            double t1 = cli_now();
+            if (judge(a, recon, &o, &pa, &ma, t) != 0)
+                goto done;
+            t->codec_s = t1 - t0;
+            t->judge_s = cli_now() - t1;
             /* the highest ratio wins; on a tie the larger bound (REL applies the largest power
              * of two below its bound: neighbouring bounds may write the same bytes) */
             if (t->accepted && (win[ci] < 0 || t->ratio > tries[win[ci]].ratio ||
@@ -379,6 +387,7 @@ int cli_sweep(int argc, char **argv)
     rc = win[0] >= 0 || win[1] >= 0 ? 0 : CLI_EXIT_FAIL;
 done:
     chunks_free(&c);
+    cli_spectrum_release();
     free(pa.p);
     free(tries);
     free(a);
