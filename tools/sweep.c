@@ -215,8 +215,8 @@ static void json_value(const char *key, double v, const char *after)
 static void print_json(const sw_try *tries, size_t ntry, const int *win, const unsigned *codecs,
                        size_t ncodec, const cli_opts *o, unsigned chunk)
 {
-    printf("{\n  \"mode\": \"%s\",\n  \"chunk\": %u,\n  \"criteria\": {", cli_mode_name((unsigned)o->mode),
-           chunk);
+    printf("{\n  \"mode\": \"%s\",\n  \"chunk\": %u,\n  \"criteria\": {",
+           cli_mode_name((unsigned)o->mode), chunk);
     json_value("pk", o->pk, ", ");
     printf("\"kmax\": %u, ", o->kmax);
     json_value("psnr", o->psnr, ", ");

@@ -101,12 +101,13 @@ def _inputs(specs, opts, tmp):
     return files, ["-t", t, "-d", d], ratio
 
 
-def _tool_args(opts, skip):
-    out = []
-    for k, v in opts.items():
-        if k not in skip:
-            out += [k, v]
-    return out
+def _command(tool, cmd, pos, opts, tmp):
+    """The compiled tool's command line for the fields pos (datasets copied to raw files in
+    tmp), the raw files, their -t and -d, and the last field's ratio."""
+    files, shape_args, ratio = _inputs(pos, opts, tmp)
+    skip = {"--plot", "--original"} | ({"-t", "--type", "-d", "--dims"} if shape_args else set())
+    rest = [x for k, v in opts.items() if k not in skip for x in (k, v)]
+    return [tool, cmd, *files, *shape_args, *rest], files, shape_args, ratio
 
 
 def check(argv, tool):
@@ -123,11 +124,9 @@ def check(argv, tool):
     plot = opts.get("--plot")
     with tempfile.TemporaryDirectory(prefix="h5zgpu-check-") as tmp:
         try:
-            files, shape_args, ratio = _inputs(pos, opts, tmp)
+            args, files, shape_args, ratio = _command(tool, "check", pos, opts, tmp)
         except (ValueError, OSError, KeyError) as e:
             return _fail(str(e), 1)
-        skip = {"--plot", "--original"} | ({"-t", "--type", "-d", "--dims"} if shape_args else set())
-        args = [tool, "check", *files, *shape_args, *_tool_args(opts, skip)]
         got = None
         for as_json in ([True] if "--json" in flags or plot else []) + \
                 ([False] if "--json" not in flags else []):
@@ -172,11 +171,9 @@ def sweep(argv, tool):
     plot = opts.get("--plot")
     with tempfile.TemporaryDirectory(prefix="h5zgpu-sweep-") as tmp:
         try:
-            files, shape_args, _ = _inputs(pos, opts, tmp)
+            args = _command(tool, "sweep", pos, opts, tmp)[0]
         except (ValueError, OSError, KeyError) as e:
             return _fail(str(e), 1)
-        skip = {"--plot"} | ({"-t", "--type", "-d", "--dims"} if shape_args else set())
-        args = [tool, "sweep", files[0], *shape_args, *_tool_args(opts, skip)]
         if not plot:
             return subprocess.run(args + (["--json"] if "--json" in flags else [])).returncode
         run = subprocess.run(args + ["--json"], stdout=subprocess.PIPE, text=True)
