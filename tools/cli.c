@@ -389,6 +389,21 @@ void cli_metrics_compute(const void *a, const void *b, uint64_t n, h5zgpu_dtype 
     m->psnr = m->rmse > 0 ? 20 * log10(m->range / m->rmse) : INFINITY;
 }
 
+double cli_psnr(const void *a, const void *b, uint64_t n, h5zgpu_dtype t, double range)
+{
+    double sq = 0;
+    uint64_t finite = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        double x = at(a, i, t), e = at(b, i, t) - x;
+        if (!isfinite(x))
+            continue;
+        sq += isnan(e) ? INFINITY : e * e;
+        finite++;
+    }
+    double rmse = finite ? sqrt(sq / (double)finite) : 0;
+    return rmse > 0 ? 20 * log10(range / rmse) : INFINITY;
+}
+
 double cli_worst_error_over_bound(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
                                   h5zgpu_mode mode, double eb, const cli_metrics *m)
 {

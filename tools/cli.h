@@ -109,6 +109,9 @@ typedef struct cli_metrics {
 void cli_metrics_compute(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
                          cli_metrics *m);
 
+/* cli_metrics_compute's PSNR alone, in one lean pass, for a's range known already. */
+double cli_psnr(const void *a, const void *b, uint64_t n, h5zgpu_dtype t, double range);
+
 /* Beyond the error norms, over the points where both a and b are finite (b - a is the error):
  * the error's mean and extremes, SNR (10 log10 of a's variance over the MSE, dB; +inf when
  * exact), Pearson's correlation of a and b, the error's autocorrelation at lags 1..CLI_LAGS in

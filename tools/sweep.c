@@ -158,12 +158,9 @@ static int try_bound(sw_chunks *c, const cli_opts *o, const h5zgpu_params *base,
 static int judge(const void *a, const void *b, const cli_opts *o, const cli_power *pa,
                  const cli_metrics *ma, sw_try *t)
 {
-    cli_metrics m;
     t->psnr = t->ssim = t->pk_dev = NAN;
-    if (!isnan(o->psnr)) {
-        cli_metrics_compute(a, b, cli_count(o->rank, o->dims), o->dtype, &m);
-        t->psnr = m.psnr;
-    }
+    if (!isnan(o->psnr))
+        t->psnr = cli_psnr(a, b, cli_count(o->rank, o->dims), o->dtype, ma->range);
     if (!isnan(o->ssim))
         t->ssim = cli_ssim(a, b, o->dtype, o->rank, o->dims, ma->range);
     if (!isnan(o->pk)) {
