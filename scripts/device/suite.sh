@@ -21,9 +21,11 @@
 #                                          scripts/device/make-baseline.sh REV and carried) and of
 #                                          this tree, one after the other on the same card
 #   bash scripts/device/suite.sh nyx       the nyx_writer runs of io alone
-#   bash scripts/device/suite.sh sweep     h5zgpu sweep --pk 0.01 on each of the six fields, timed
+#   bash scripts/device/suite.sh sweep     h5zgpu sweep --pk 0.01 on each of the six fields (and
+#                                          --kmax 64 on one), --psnr 80 on one: winners, seconds
 #   bash scripts/device/suite.sh nan       velocity_x with NaN over half of it (bench/mask_nan.py):
-#                                          CPU/GPU identity of codecs 1 and 2, then gpu_bench
+#                                          CPU/GPU identity of codecs 1 and 2, then gpu_bench, and
+#                                          the baseline's too where .baseline/ was carried
 #   bash scripts/device/suite.sh io        needs .debs-mpi/ too (fetch-mpi-debs.sh): the dataset
 #                                          library's and nyx_writer's tests on the GPU, the device
 #                                          batch API, test_bulk.py with CuPy; bulk_io.py; dataset_io
@@ -186,18 +188,29 @@ bench2)
   ;;
 sweep)
   need_fields
-  for f in baryon_density dark_matter_density temperature velocity_x velocity_y velocity_z; do
-    step "sweep --pk 0.01, $f"
+  # one JSON at a time (the device tool returns 8 files a call): winners and seconds a try
+  summary() { python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+for c, w in j["winners"].items():
+    mine = [t for t in j["tries"] if t["codec"] == c]
+    print(c, "none" if w is None else "REL %.3g ratio %.2f" % (w["eb"], w["ratio"]),
+          "| %d tries, codec %.2f s, metrics %.2f s a try" % (len(mine),
+          sum(t["codec_seconds"] for t in mine) / len(mine),
+          sum(t["metrics_seconds"] for t in mine) / len(mine)))' "$1"; }
+  for spec in baryon_density dark_matter_density temperature velocity_x velocity_y velocity_z \
+      "velocity_x --kmax 64"; do
+    set -- $spec
+    step "sweep --pk 0.01 ${*:2}, $1"
     s0=$SECONDS
-    timeout 90 "$B/bin/h5zgpu" sweep "$DATA/nyx_$f.f32" -t f32 -d "$N,$N,$N" --pk 0.01 --json \
-      >"$OUT/sweep-$f.json" 2>"$OUT/sweep-$f.err"
+    timeout 90 "$B/bin/h5zgpu" sweep "$DATA/nyx_$1.f32" -t f32 -d "$N,$N,$N" --pk 0.01 "${@:2}" \
+      --json >"$OUT/sweep.json" 2>"$OUT/sweep.err"
     echo "exit $? after $((SECONDS - s0)) s"
-    python3 -c 'import json, sys
-w = json.load(open(sys.argv[1]))["winners"]
-for c, v in w.items():
-    print(c, "none" if v is None else "REL %.3g ratio %.2f" % (v["eb"], v["ratio"]))' \
-      "$OUT/sweep-$f.json"
+    summary "$OUT/sweep.json"
   done
+  step "sweep --psnr 80 --codec huffman, velocity_x"
+  timeout 90 "$B/bin/h5zgpu" sweep "$DATA/nyx_velocity_x.f32" -t f32 -d "$N,$N,$N" --psnr 80 \
+    --codec huffman --json >"$OUT/sweep.json" 2>"$OUT/sweep.err"
+  summary "$OUT/sweep.json"
   ;;
 nan)
   need_fields
@@ -209,6 +222,13 @@ nan)
   step "kernel benchmark, codecs 1 and 2, NaN-masked velocity_x"
   timeout 60 "$B/bin/gpu_bench" --codecs 1,2 --sweep 0 "$DATA/nyx_velocity_x_nan.f32" "$N,$N,$N" \
     | tee "$OUT/bench-nan.md"
+  if [ -d .baseline ]; then   # the same on a baseline (make-baseline.sh REV), for before / after
+    step "the baseline's gpu_bench (.baseline/: $(cat .baseline/REVISION)), NaN-masked velocity_x"
+    cmake -S .baseline -B "$PWD/build-base" -DH5ZGPU_CUDA=ON >"$OUT/base-configure.log" 2>&1 &&
+      cmake --build "$PWD/build-base" -j "$(nproc)" --target gpu_bench >"$OUT/base-build.log" 2>&1 &&
+      timeout 60 "$PWD/build-base/bin/gpu_bench" --codecs 1,2 --sweep 0 \
+        "$DATA/nyx_velocity_x_nan.f32" "$N,$N,$N" | tee "$OUT/bench-nan-base.md"
+  fi
   ;;
 compare)
   need_fields
