@@ -101,3 +101,53 @@ def test_sweep_of_a_dataset_with_plot(tmp_path, h5zgpu_bin, pair):
     assert winners == json.loads(raw.stdout)["winners"]
     data = (tmp_path / "p" / "sweep.png").read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+def test_missing_value_is_left_out_of_check_and_sweep(tmp_path, h5zgpu_bin, plugin):
+    """A land mask of -1e34 would make the range, and so PSNR, meaningless: check --missing (and
+    the Python command, from the dataset's cd_values) leaves its points out, once they came back
+    bit for bit; sweep --missing compresses with it as the missing value and judges without it."""
+    from test_missing_value import ocean
+    eb = 0.01
+    a, land = ocean((32, 40, 48), np.float32, -1e34, 0.4, seed=5)
+    path = tmp_path / "m.h5"
+    with h5py.File(path, "w") as f:
+        f["orig"] = a
+        f.create_dataset("comp", data=a, chunks=(16, 20, 24),
+                         **h5zgpu.filter("huffman", mode="abs", eb=eb, missing=-1e34,
+                                         dtype=np.float32))
+    with h5py.File(path, "r") as f:
+        b = f["comp"][...]
+    sea_a, sea_b = a[~land].astype(np.float64), b[~land].astype(np.float64)
+    want = 20 * np.log10((sea_a.max() - sea_a.min()) / np.sqrt(np.mean((sea_b - sea_a) ** 2)))
+    got = json.loads(run(h5zgpu_bin, "check", f"{path}:/orig", f"{path}:/comp", "--json").stdout)
+    assert got["missing"] == land.sum() and got["missing_mismatch"] == 0
+    assert got["psnr"] == pytest.approx(want, rel=1e-12)
+    assert got["max_abs_error"] <= eb
+    a.tofile(tmp_path / "a.raw")
+    b.tofile(tmp_path / "b.raw")
+    raw = [h5zgpu_bin, "check", str(tmp_path / "a.raw"), str(tmp_path / "b.raw"), "-t", "f32",
+           "-d", "32,40,48", "--json"]
+    explicit = json.loads(subprocess.run(raw + ["--missing", "-1e34"], capture_output=True,
+                                         text=True, check=True).stdout)
+    assert explicit["psnr"] == got["psnr"]
+    without = json.loads(subprocess.run(raw, capture_output=True, text=True, check=True).stdout)
+    assert without["range"] > 1e33 and without["missing"] == 0
+    sweep = subprocess.run([h5zgpu_bin, "sweep", str(tmp_path / "a.raw"), "-t", "f32", "-d",
+                            "32,40,48", "--chunk", "16", "--bounds", "5", "--psnr", "60",
+                            "--missing", "-1e34", "--codec", "huffman", "--json"],
+                           capture_output=True, text=True, check=True)
+    win = json.loads(sweep.stdout)["winners"]["huffman"]
+    cd = win["cd_values"]
+    assert len(cd) == 7 and cd[4] == 1 and h5zgpu.eb_from_words(cd[5], cd[6]) == \
+        float(np.float32(-1e34))
+    with h5py.File(tmp_path / "w.h5", "w") as f:
+        f.create_dataset("x", data=a, chunks=(16, 16, 16), compression=33900,
+                         compression_opts=tuple(cd))
+    with h5py.File(tmp_path / "w.h5", "r") as f:
+        back, stored = f["x"][...], f["x"].id.get_storage_size()
+    assert a.nbytes / stored == pytest.approx(win["ratio"], rel=1e-12)
+    assert (back[land] == a[land]).all()
+    sea_w = back[~land].astype(np.float64)
+    assert 20 * np.log10((sea_a.max() - sea_a.min()) /
+                         np.sqrt(np.mean((sea_w - sea_a) ** 2))) >= 60

@@ -389,6 +389,34 @@ void cli_metrics_compute(const void *a, const void *b, uint64_t n, h5zgpu_dtype 
     m->psnr = m->rmse > 0 ? 20 * log10(m->range / m->rmse) : INFINITY;
 }
 
+uint64_t cli_mask_missing(void *a, void *b, uint64_t n, h5zgpu_dtype t, double missing,
+                          uint64_t *differ)
+{
+    size_t es = cli_esize(t);
+    uint64_t want = 0, count = 0, nan = t == H5ZGPU_FLOAT32 ? 0x7FC00000u : 0x7FF8000000000000u;
+    if (t == H5ZGPU_FLOAT32) {
+        float f = (float)missing;
+        memcpy(&want, &f, 4);
+    } else {
+        memcpy(&want, &missing, 8);
+    }
+    *differ = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t x = 0, y = 0;
+        memcpy(&x, (const char *)a + i * es, es);
+        if (x != want)
+            continue;
+        count++;
+        if (b) {
+            memcpy(&y, (const char *)b + i * es, es);
+            *differ += y != x;
+            memcpy((char *)b + i * es, &nan, es);
+        }
+        memcpy((char *)a + i * es, &nan, es);
+    }
+    return count;
+}
+
 double cli_psnr(const void *a, const void *b, uint64_t n, h5zgpu_dtype t, double range)
 {
     double sq = 0;

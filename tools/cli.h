@@ -109,6 +109,12 @@ typedef struct cli_metrics {
 void cli_metrics_compute(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
                          cli_metrics *m);
 
+/* Leaves a missing value out of every metric: each element of a holding its bits (in the
+ * element type) becomes NaN in a and in b (when not NULL), *differ counting those where b held
+ * other bits. Returns how many there were. */
+uint64_t cli_mask_missing(void *a, void *b, uint64_t n, h5zgpu_dtype t, double missing,
+                          uint64_t *differ);
+
 /* cli_metrics_compute's PSNR alone, in one lean pass, for a's range known already. */
 double cli_psnr(const void *a, const void *b, uint64_t n, h5zgpu_dtype t, double range);
 

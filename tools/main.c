@@ -20,12 +20,13 @@ static const char USAGE[] =
     "      and the largest error against the bound\n"
     "  h5zgpu decompress -i IN -o OUT\n"
     "      restore the raw array from a chunk written by compress\n"
-    "  h5zgpu check A B -t f32|f64 -d Z,Y,X [--json] [--kmax K] [--pk-band X]\n"
+    "  h5zgpu check A B -t f32|f64 -d Z,Y,X [--json] [--kmax K] [--pk-band X] [--missing V]\n"
     "      quality of raw array B against raw array A: max abs error, max error / range, RMSE,\n"
     "      NRMSE, PSNR, SNR, the error's mean, extremes and histogram, Pearson, SSIM (8^3\n"
-    "      windows), the error's autocorrelation at lags 1..10, derivatives' and Laplacian's PSNR\n"
+    "      windows), the error's autocorrelation at lags 1..10, derivatives' and Laplacian's PSNR;\n"
+    "      --missing V leaves V's points out of every metric\n"
     "  h5zgpu sweep FIELD -t f32|f64 -d Z,Y,X [--psnr X] [--ssim X] [--pk X [--kmax K]]\n"
-    "               [--codec C] [--mode M] [--chunk K] [--bounds N] [--json]\n"
+    "               [--codec C] [--mode M] [--chunk K] [--bounds N] [--missing V] [--json]\n"
     "      per codec (default fixed and huffman), the bound of highest ratio whose reconstruction\n"
     "      meets every criterion given: PSNR >= X dB, SSIM >= X, P(k) ratio within 1 +- X; N\n"
     "      bounds (default 20) from 1e-1 to 1e-6 (abs: of the range; default mode rel), refined\n"
@@ -268,7 +269,8 @@ static int cmd_check(int argc, char **argv)
     size_t a_len = 0, b_len = 0;
     char shape[512];
     int rc = CLI_EXIT_FAIL;
-    if (cli_parse(argc, argv, OPT_TYPE | OPT_DIMS | OPT_JSON | OPT_KMAX | OPT_PKBAND, 2, &o) != 0)
+    if (cli_parse(argc, argv, OPT_TYPE | OPT_DIMS | OPT_JSON | OPT_KMAX | OPT_PKBAND | OPT_MISSING,
+                  2, &o) != 0)
         return CLI_EXIT_USAGE;
     if (o.npos != 2)
         return cli_usage_error("check needs two files, A (the original) and B");
@@ -286,6 +288,9 @@ static int cmd_check(int argc, char **argv)
                 cli_dtype_name(o.dtype), shape, raw, o.pos[0], a_len, o.pos[1], b_len);
         goto done;
     }
+    uint64_t missing = 0, missing_differ = 0;
+    if (o.missing_given)
+        missing = cli_mask_missing(a, b, n, o.dtype, o.missing, &missing_differ);
     cli_metrics_compute(a, b, n, o.dtype, &m);
     cli_quality q;
     cli_spectrum_result pk;
@@ -297,6 +302,8 @@ static int cmd_check(int argc, char **argv)
         printf("{\n  \"elements\": %llu,\n  \"finite\": %llu,\n  \"nonfinite_mismatch\": %llu,\n",
                (unsigned long long)m.n, (unsigned long long)m.finite,
                (unsigned long long)m.nonfinite_mismatch);
+        printf("  \"missing\": %llu,\n  \"missing_mismatch\": %llu,\n",
+               (unsigned long long)missing, (unsigned long long)missing_differ);
         json_number("min", m.min, 0);
         json_number("max", m.max, 0);
         json_number("range", m.range, 0);
@@ -362,6 +369,9 @@ static int cmd_check(int argc, char **argv)
         printf("\n");
         printf("  NaN/Inf        %llu values differ in their bits\n",
                (unsigned long long)m.nonfinite_mismatch);
+        if (o.missing_given)
+            printf("  missing %-6g %llu points left out, %llu of them differ in their bits\n",
+                   o.missing, (unsigned long long)missing, (unsigned long long)missing_differ);
     }
     if (pk_st == 0)
         free(pk.ratio);

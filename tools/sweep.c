@@ -21,9 +21,11 @@
 #define SW_REFINE 4
 
 /* The field cut into chunks as HDF5 hands them to the filter: each chunk's values contiguous,
- * edge chunks whole, padded with HDF5's default fill value 0 (the filter's fill value then). */
+ * edge chunks whole, padded with the fill value the filter would have: the missing value, else
+ * HDF5's default 0. */
 typedef struct sw_chunks {
     size_t count, raw;
+    double fill;
     uint64_t edge[H5ZGPU_MAX_RANK];
     void **in, **out, **back;
     size_t *cap, *len, *back_cap, *back_len;
@@ -87,6 +89,9 @@ static int chunks_cut(void *field, const cli_opts *o, unsigned k, sw_chunks *c)
     uint64_t grid[H5ZGPU_MAX_RANK];
     size_t es = cli_esize(o->dtype);
     memset(c, 0, sizeof *c);
+    /* a float32 dataset's missing value is a float32 value (FILTER.md) */
+    c->fill = !o->missing_given ? 0.0
+              : o->dtype == H5ZGPU_FLOAT32 ? (double)(float)o->missing : o->missing;
     h5zgpu_params p = {.codec = H5ZGPU_CODEC_FIXED, .dtype = o->dtype, .rank = o->rank,
                        .has_fill = 1};
     for (unsigned d = 0; d < o->rank; d++) {
@@ -119,9 +124,14 @@ static int chunks_cut(void *field, const cli_opts *o, unsigned k, sw_chunks *c)
         }
         c->cap[i] = h5zgpu_compress_bound(&p);
         c->back_cap[i] = c->raw;
-        if (!(c->in[i] = calloc(1, c->raw)) || !(c->back[i] = malloc(c->raw)) ||
+        if (!(c->in[i] = malloc(c->raw)) || !(c->back[i] = malloc(c->raw)) ||
             !(c->out[i] = malloc(c->cap[i])))
             return -1;
+        for (size_t e = 0; e < c->raw / es; e++)   /* the padding */
+            if (o->dtype == H5ZGPU_FLOAT32)
+                ((float *)c->in[i])[e] = (float)c->fill;
+            else
+                ((double *)c->in[i])[e] = c->fill;
         copy_block(field, o->dims, o->rank, c->origin[i], c->shape[i], c->edge, es, c->in[i], 1);
     }
     return 0;
@@ -137,7 +147,7 @@ static int try_bound(sw_chunks *c, const cli_opts *o, const h5zgpu_params *base,
     h5zgpu_params p = *base;
     memcpy(p.dims, c->edge, sizeof c->edge);
     p.has_fill = 1;
-    p.fill = 0.0;
+    p.fill = c->fill;
     if (h5zgpu_compress_batch(&p, c->count, (const void *const *)c->in, c->out, c->cap, c->len,
                               NULL, NULL) != H5ZGPU_OK ||
         h5zgpu_decompress_batch(c->count, (const void *const *)c->out, c->len, c->back,
@@ -200,6 +210,22 @@ static void progress(size_t done, size_t total, const sw_try *t, const cli_opts 
         fprintf(stderr, "\n");
 }
 
+/* The cd_values of a try: codec, mode, bound, and the missing value when one was given. */
+static unsigned try_cd_values(const sw_try *t, const cli_opts *o, unsigned *cd)
+{
+    unsigned n = 4;
+    cd[0] = t->codec;
+    cd[1] = (unsigned)o->mode;
+    h5zgpu_eb_to_words(t->eb, &cd[2], &cd[3]);
+    if (o->missing_given) {
+        cd[n++] = 1;   /* flag bit 0: a missing value follows */
+        h5zgpu_eb_to_words(o->dtype == H5ZGPU_FLOAT32 ? (double)(float)o->missing : o->missing,
+                           &cd[n], &cd[n + 1]);
+        n += 2;
+    }
+    return n;
+}
+
 /* JSON has no infinities: an exact PSNR, or a metric not asked for, is null. */
 static void json_value(const char *key, double v, const char *after)
 {
@@ -238,12 +264,14 @@ static void print_json(const sw_try *tries, size_t ntry, const int *win, const u
             continue;
         }
         const sw_try *t = &tries[win[c]];
-        unsigned lo, hi;
-        h5zgpu_eb_to_words(t->eb, &lo, &hi);
+        unsigned cd[7], ncd = try_cd_values(t, o, cd);
         printf("{");
         json_value("eb", t->eb, ", ");
         json_value("ratio", t->ratio, ", ");
-        printf("\"cd_values\": [%u, %d, %u, %u]}", t->codec, o->mode, lo, hi);
+        printf("\"cd_values\": [");
+        for (unsigned k = 0; k < ncd; k++)
+            printf(k ? ", %u" : "%u", cd[k]);
+        printf("]}");
     }
     printf("}\n}\n");
 }
@@ -267,13 +295,10 @@ static void print_winners(const sw_try *tries, const int *win, const unsigned *c
             continue;
         }
         const sw_try *t = &tries[win[c]];
-        unsigned cd[4];
-        cd[0] = t->codec;
-        cd[1] = (unsigned)o->mode;
-        h5zgpu_eb_to_words(t->eb, &cd[2], &cd[3]);
+        unsigned cd[7], ncd = try_cd_values(t, o, cd);
         printf("%s: %s %.3g, ratio %.2f\n", cli_codec_name(t->codec),
                cli_mode_name((unsigned)o->mode), t->eb, t->ratio);
-        cli_print_cd_values(cd, 4);
+        cli_print_cd_values(cd, ncd);
         if (best < 0 || t->ratio > tries[best].ratio)
             best = win[c];
     }
@@ -287,7 +312,7 @@ int cli_sweep(int argc, char **argv)
     cli_opts o;
     if (cli_parse(argc, argv,
                   OPT_TYPE | OPT_DIMS | OPT_CODEC | OPT_MODE | OPT_JSON | OPT_KMAX | OPT_CHUNK |
-                      OPT_BOUNDS | OPT_PK | OPT_PSNR | OPT_SSIM,
+                      OPT_BOUNDS | OPT_PK | OPT_PSNR | OPT_SSIM | OPT_MISSING,
                   1, &o) != 0)
         return CLI_EXIT_USAGE;
     if (o.npos != 1 || !o.dtype || !o.rank)
@@ -311,16 +336,19 @@ int cli_sweep(int argc, char **argv)
     memset(&c, 0, sizeof c);
     if (!a || !tries || !recon)
         goto done;
+    if (chunks_cut(a, &o, chunk, &c) != 0) {
+        fprintf(stderr, "h5zgpu: no memory for the chunks\n");
+        goto done;
+    }
+    uint64_t differ;   /* the chunks hold the missing value; the metrics leave it out */
+    if (o.missing_given)
+        cli_mask_missing(a, NULL, n, o.dtype, o.missing, &differ);
     cli_metrics_compute(a, a, n, o.dtype, &ma);   /* the field's range */
     int pk_st = isnan(o.pk) ? 0 : cli_power_spectrum(a, o.dtype, o.rank, o.dims, &pa);
     if (pk_st != 0) {
         fprintf(stderr, "h5zgpu: --pk needs %s\n",
                 pk_st == -2 ? "a build with FFTW3 (Debian: libfftw3-dev)"
-                            : "a cubic 3-D field of finite values");
-        goto done;
-    }
-    if (chunks_cut(a, &o, chunk, &c) != 0) {
-        fprintf(stderr, "h5zgpu: no memory for the chunks\n");
+                            : "a cubic 3-D field of finite values, without a missing value");
         goto done;
     }
     if (!o.json) {
@@ -359,6 +387,8 @@ int cli_sweep(int argc, char **argv)
             double t0 = cli_now();
             if (try_bound(&c, &o, &p, recon, &t->ratio) != 0)
                 goto done;
+            if (o.missing_given)   /* back bit for bit (the codec's fill value) */
+                cli_mask_missing(recon, NULL, n, o.dtype, o.missing, &differ);
             double t1 = cli_now();
             if (judge(a, recon, &o, &pa, &ma, t) != 0)
                 goto done;

@@ -16,7 +16,7 @@ import tempfile
 
 # options of the compiled tool that take a value, passed through as they are
 _VALUED = {"-t", "--type", "-d", "--dims", "--kmax", "--pk-band", "--codec", "--mode", "--chunk",
-           "--bounds", "--pk", "--psnr", "--ssim"}
+           "--bounds", "--pk", "--psnr", "--ssim", "--missing"}
 
 
 def _fail(msg, status=2):
@@ -51,9 +51,22 @@ def dataset_spec(spec):
     return None
 
 
+def _missing_of(d):
+    """The user's missing value in a dataset's stored cd_values of filter 33900, or None: the
+    user's part is the stored values less the 7 + rank set_local appends (docs/FILTER.md)."""
+    from . import FILTER_ID, eb_from_words
+    dcpl = d.id.get_create_plist()
+    for i in range(dcpl.get_nfilters()):
+        fid, _, cd, _ = dcpl.get_filter(i)
+        user = len(cd) - 7 - (len(d.chunks) if d.chunks else 0)
+        if fid == FILTER_ID and user >= 7 and cd[4] & 1:
+            return eb_from_words(cd[5], cd[6])
+    return None
+
+
 def _read(spec):
-    """The array of FILE:/dataset and its ratio (raw bytes over stored ones; None when the dataset
-    is stored as it is)."""
+    """The array of FILE:/dataset, its ratio (raw bytes over stored ones; None when the dataset
+    is stored as it is) and the missing value its filter was given (None: none)."""
     import h5py
     import numpy as np
     from . import register
@@ -67,15 +80,17 @@ def _read(spec):
         a = d[...]
         stored = d.id.get_storage_size()
         filtered = d.compression is not None or d.id.get_create_plist().get_nfilters() > 0
+        missing = _missing_of(d)
     if a.dtype not in (np.float32, np.float64):
         raise ValueError(f"{spec} holds {a.dtype}, not float32 or float64")
     ratio = a.nbytes / stored if filtered and stored else None
-    return a, ratio
+    return a, ratio, missing
 
 
 def _inputs(specs, opts, tmp):
     """Raw files for the tool, their -t and -d (none when every spec is a raw file), and the last
-    spec's ratio when it is a compressed dataset."""
+    spec's ratio when it is a compressed dataset. A missing value a dataset's filter was given
+    goes to opts as --missing, unless one is there."""
     import numpy as np
     shape = dtype = None
     files, ratio = [], None
@@ -84,7 +99,9 @@ def _inputs(specs, opts, tmp):
         if dataset_spec(spec) is None:
             files.append(spec)
             continue
-        a, ratio = _read(spec)
+        a, ratio, missing = _read(spec)
+        if missing is not None:
+            opts.setdefault("--missing", repr(missing))
         if shape is not None and (a.shape, a.dtype) != (shape, dtype):
             raise ValueError(f"{specs[0]} and {spec} differ in shape or type")
         shape, dtype = a.shape, a.dtype
@@ -153,12 +170,15 @@ def check(argv, tool):
 
 
 def _load(raw, shape_args, opts):
-    """A raw file as the array -t and -d describe."""
+    """A raw file as the array -t and -d describe, its missing value (--missing) NaN."""
     import numpy as np
     args = dict(zip(shape_args[::2], shape_args[1::2])) or opts
     t = args.get("-t", args.get("--type"))
     d = args.get("-d", args.get("--dims"))
-    return np.fromfile(raw, "<f4" if t == "f32" else "<f8").reshape([int(x) for x in d.split(",")])
+    a = np.fromfile(raw, "<f4" if t == "f32" else "<f8").reshape([int(x) for x in d.split(",")])
+    if "--missing" in opts:
+        a[a == a.dtype.type(float(opts["--missing"]))] = np.nan
+    return a
 
 
 def sweep(argv, tool):
