@@ -31,9 +31,9 @@ def _middle_slice(x):
     return x
 
 
-def check_plots(directory, got, a, b, a_name, b_name, band):
+def check_plots(directory, got, a, b, a_name, b_name, band, kmax=0):
     """error_histogram.png, slice.png (original, reconstructed, error) and, for a cubic 3-D
-    field, pk_ratio.png with the band 1 +- band."""
+    field, pk_ratio.png with the band 1 +- band and the largest shell judged (kmax; 0: all)."""
     import numpy as np
     plt = _pyplot()
     paths = []
@@ -69,12 +69,18 @@ def check_plots(directory, got, a, b, a_name, b_name, band):
         ratio = np.array(got["pk_ratio"], dtype=float)
         k = np.arange(1, len(ratio) + 1)
         fig, ax = plt.subplots(figsize=(6, 3.5))
-        ax.axhspan(1 - band, 1 + band, color="tab:green", alpha=0.2, label=f"1 +- {band:g}")
+        ax.axhspan(1 - band, 1 + band, color="tab:green", alpha=0.3, label=f"1 +- {band:g}")
         ax.plot(k, ratio, marker=".", linewidth=1)
         ax.set_xscale("log")
+        if ratio.min() > 0 and ratio.max() / ratio.min() > 10:
+            ax.set_yscale("log")   # the smallest scales may be off by orders of magnitude
+        judged = kmax if 0 < kmax < len(ratio) else len(ratio)
+        if judged < len(ratio):
+            ax.axvline(judged, color="k", linestyle=":", label=f"k = {judged}")
         ax.set_xlabel("k (shell of integer wavenumber)")
         ax.set_ylabel("P_B(k) / P_A(k)")
-        ax.set_title(f"power spectrum ratio: max |ratio - 1| {got['pk_ratio_max_deviation']:.3g}")
+        ax.set_title(f"power spectrum ratio: max |ratio - 1| {got['pk_ratio_max_deviation']:.3g}"
+                     f" over k = 1..{judged}", fontsize=10)
         ax.legend(fontsize=8)
         paths.append(_save(plt, fig, directory, "pk_ratio.png"))
     return paths
@@ -103,7 +109,10 @@ def sweep_plot(directory, got, name):
     ax.set_yscale("log")
     ax.set_xlabel(f"{got['mode']} bound")
     ax.set_ylabel("ratio")
-    crit = ", ".join(f"{k} {v:g}" for k, v in got["criteria"].items() if v and k != "kmax")
+    c = got["criteria"]
+    crit = ", ".join(f"{k} {c[k]:g}" for k in ("psnr", "ssim", "pk") if c.get(k) is not None)
+    if c.get("pk") is not None and c.get("kmax"):
+        crit += f" (k <= {c['kmax']})"
     ax.set_title(f"sweep of {name}: filled = meets {crit}; ringed = chosen", fontsize=9)
     ax.legend(fontsize=8)
     return [_save(plt, fig, directory, "sweep.png")]

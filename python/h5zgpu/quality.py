@@ -163,7 +163,7 @@ def check(argv, tool):
             from .plots import check_plots
             check_plots(plot, got, _load(files[0], shape_args, opts),
                         _load(files[1], shape_args, opts), pos[0], pos[1],
-                        float(opts.get("--pk-band", 0.01)))
+                        float(opts.get("--pk-band", 0.01)), int(opts.get("--kmax", 0)))
         if "--json" in flags:
             print(json.dumps(got, indent=2))
         return 0
