@@ -141,9 +141,11 @@ void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned 
                          const uint64_t *dims, const cli_metrics *m, cli_quality *q);
 
 /* The power spectrum of a cubic 3-D A and B: P(k) averaged over shells of integer wavenumber
- * |k| = 1..n/2 (rounded to the nearest), ratio[k-1] = P_B(k) / P_A(k). 0 on success (free ratio); -1 when the arrays are not cubic 3-D, hold a
- * non-finite value (a transform cannot leave points out) or memory runs out; -2 when this build
- * has no FFT library (FFTW3). */
+ * |k| = 1..n/2 (rounded to the nearest), ratio[k-1] = P_B(k) / P_A(k), transformed on the GPU
+ * (cuFFT) where the build has it and H5ZGPU_DEVICE is not cpu, else by FFTW3. 0 on success
+ * (free ratio); -1 when the arrays are not cubic 3-D, hold a non-finite value (a transform
+ * cannot leave points out) or memory runs out; -2 when no transform is at hand (no FFTW3 in
+ * the build, and no cuFFT or no usable GPU). */
 typedef struct cli_spectrum_result {
     size_t shells;
     double *ratio;

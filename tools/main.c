@@ -361,8 +361,9 @@ static int cmd_check(int argc, char **argv)
                    pk_dev, o.kmax && o.kmax < pk.shells ? (size_t)o.kmax : pk.shells,
                    pk_dev <= o.pk_band ? "within" : "OUTSIDE", o.pk_band);
         else
-            printf("  P(k) ratio     %s\n", pk_st == -2 ? "(this build has no FFTW3)"
-                                                      : "(only for cubic 3-D finite fields)");
+            printf("  P(k) ratio     %s\n",
+                   pk_st == -2 ? "(no transform: this build has no FFTW3)"
+                               : "(only for cubic 3-D finite fields)");
         printf("  autocorrelation of the error, lags 1..%d:", CLI_LAGS);
         for (int k = 0; k < CLI_LAGS; k++)
             printf(" %.3f", q.autocorrelation[k]);

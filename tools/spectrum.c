@@ -1,6 +1,6 @@
 /* The power spectrum of `h5zgpu check` and `sweep` (cli.h, cli_spectrum): P(k) of A and of B
- * over spherical shells of the integer wavenumber, and their ratio, with FFTW's real-to-complex
- * 3-D transform. */
+ * over spherical shells of the integer wavenumber, and their ratio, with a real-to-complex 3-D
+ * transform: cuFFT's on the GPU where the build has it (cuda/quality/), else FFTW's. */
 /* sysconf is POSIX, outside strict C11 */
 #define _POSIX_C_SOURCE 200809L
 
@@ -45,7 +45,7 @@ static struct {
     uint32_t *shell;   /* the shell of each frequency of the half spectrum; n: none (past n/2) */
 } ws;
 
-void cli_spectrum_release(void)
+static void fftw_release(void)
 {
     if (ws.n) {
         fftw_destroy_plan(ws.plan);
@@ -61,7 +61,7 @@ static int workspace(size_t n)
     size_t nh = n / 2 + 1, bins = n * n * nh;
     if (ws.n == n)
         return 0;
-    cli_spectrum_release();
+    fftw_release();
     ws.x = fftw_malloc(sizeof(double) * n * n * n);
     ws.f = fftw_malloc(sizeof(fftw_complex) * bins);
     ws.shell = malloc(sizeof(uint32_t) * bins);
@@ -95,7 +95,7 @@ static int workspace(size_t n)
 /* Shell sums of |F|^2 of one field (n^3 values of type t) into p[0..n/2], counts into w; -1
  * when a value is not finite (a transform cannot leave points out) or memory runs out. The half
  * spectrum stands for both halves: planes 0 < kx < n/2 count twice. */
-static int shells(const void *in, h5zgpu_dtype t, size_t n, double *p, double *w)
+static int shells_fftw(const void *in, h5zgpu_dtype t, size_t n, double *p, double *w)
 {
     size_t nh = n / 2 + 1, total = n * n * n;
     if (workspace(n) != 0)
@@ -120,6 +120,41 @@ static int shells(const void *in, h5zgpu_dtype t, size_t n, double *p, double *w
     return 0;
 }
 
+#endif
+#ifdef H5ZGPU_HAVE_CUFFT
+#include "spectrum_gpu.h"
+#endif
+
+void cli_spectrum_release(void)
+{
+#ifdef H5ZGPU_HAVE_FFTW
+    fftw_release();
+#endif
+#ifdef H5ZGPU_HAVE_CUFFT
+    hzq_spectrum_gpu_release();
+#endif
+}
+
+/* Shell sums on the GPU where the build has cuFFT and H5ZGPU_DEVICE does not say cpu, else (or
+ * when the GPU cannot) with FFTW: cli_spectrum's statuses. */
+static int shells(const void *in, h5zgpu_dtype t, size_t n, double *p, double *w)
+{
+    int st = -2;
+#ifdef H5ZGPU_HAVE_CUFFT
+    const char *dev = getenv("H5ZGPU_DEVICE");
+    if (!dev || strcmp(dev, "cpu") != 0)
+        st = hzq_power_spectrum_gpu(in, t == H5ZGPU_FLOAT32, n, p, w);
+    if (st != -2)
+        return st;
+#endif
+#ifdef H5ZGPU_HAVE_FFTW
+    st = shells_fftw(in, t, n, p, w);
+#else
+    (void)in, (void)t, (void)n, (void)p, (void)w;
+#endif
+    return st;
+}
+
 /* Whether a field has a shape the transform takes: cubic 3-D, at least 4 a side. */
 static int transformable(unsigned rank, const uint64_t *dims)
 {
@@ -134,9 +169,10 @@ int cli_power_spectrum(const void *a, h5zgpu_dtype t, unsigned rank, const uint6
         return -1;
     size_t n = (size_t)dims[0];
     double *p = malloc(sizeof(double) * (n / 2 + 1) * 2), *w = p ? p + n / 2 + 1 : NULL;
-    if (!p || shells(a, t, n, p, w)) {
+    int st = p ? shells(a, t, n, p, w) : -1;
+    if (st != 0) {
         free(p);
-        return -1;
+        return st;
     }
     for (size_t s = 0; s <= n / 2; s++)   /* shell means, in the space of the shell sums */
         p[s] = w[s] > 0 ? p[s] / w[s] : 0;
@@ -150,34 +186,13 @@ int cli_spectrum(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
 {
     cli_power pa, pb;
     memset(r, 0, sizeof *r);
-    if (cli_power_spectrum(a, t, rank, dims, &pa) != 0)
-        return -1;
-    int st = cli_power_spectrum(b, t, rank, dims, &pb) == 0 ? cli_spectrum_ratio(&pa, &pb, r) : -1;
+    int st = cli_power_spectrum(a, t, rank, dims, &pa);
+    if (st != 0)
+        return st;
+    st = cli_power_spectrum(b, t, rank, dims, &pb);
+    if (st == 0)
+        st = cli_spectrum_ratio(&pa, &pb, r);
     free(pa.p);
     free(pb.p);
     return st;
 }
-
-#else
-
-int cli_spectrum(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
-                 const uint64_t *dims, cli_spectrum_result *r)
-{
-    (void)a, (void)b, (void)t, (void)rank, (void)dims;
-    memset(r, 0, sizeof *r);
-    return -2;
-}
-
-int cli_power_spectrum(const void *a, h5zgpu_dtype t, unsigned rank, const uint64_t *dims,
-                       cli_power *pw)
-{
-    (void)a, (void)t, (void)rank, (void)dims;
-    memset(pw, 0, sizeof *pw);
-    return -2;
-}
-
-void cli_spectrum_release(void)
-{
-}
-
-#endif
