@@ -102,7 +102,8 @@ int hzq_power_spectrum_gpu(const void *in, int is_f32, size_t n, double *p, doub
     /* the field as it came goes through the spectrum's buffer, which is at least as large */
     const size_t blocks = (total + SPEC_THREADS - 1) / SPEC_THREADS;
     const unsigned grid = (unsigned)(blocks < 4096 ? blocks : 4096);
-    int ok = cudaMemcpy(ws.f, in, total * (is_f32 ? 4 : 8), cudaMemcpyHostToDevice) == cudaSuccess &&
+    int ok = cudaMemcpy(ws.f, in, total * (is_f32 ? 4 : 8), cudaMemcpyHostToDevice) ==
+                 cudaSuccess &&
              cudaMemset(ws.bad, 0, sizeof(unsigned)) == cudaSuccess &&
              cudaMemset(ws.sums, 0, shared) == cudaSuccess;
     if (ok && is_f32)
