@@ -347,7 +347,7 @@ int cli_sweep(int argc, char **argv)
     int pk_st = isnan(o.pk) ? 0 : cli_power_spectrum(a, o.dtype, o.rank, o.dims, &pa);
     if (pk_st != 0) {
         fprintf(stderr, "h5zgpu: --pk needs %s\n",
-                pk_st == -2 ? "a build with FFTW3 (Debian: libfftw3-dev)"
+                pk_st == -2 ? "a transform: a build with FFTW3 (Debian: libfftw3-dev) or cuFFT"
                             : "a cubic 3-D field of finite values, without a missing value");
         goto done;
     }
