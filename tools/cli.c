@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 typedef struct opt_def {
     const char *short_name, *long_name;
@@ -49,6 +52,15 @@ const char *cli_codec_name(unsigned codec)
 const char *cli_mode_name(unsigned mode)
 {
     return mode < N_OF(MODE_NAMES) ? MODE_NAMES[mode] : "?";
+}
+
+long cli_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
 }
 
 const char *cli_dtype_name(h5zgpu_dtype t)
@@ -362,26 +374,32 @@ static int same_bits(const void *a, const void *b, uint64_t i, h5zgpu_dtype t)
 void cli_metrics_compute(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
                          cli_metrics *m)
 {
-    double sq = 0;
-    memset(m, 0, sizeof *m);
-    m->n = n;
-    m->min = INFINITY;
-    m->max = -INFINITY;
+    double sq = 0, lo = INFINITY, hi = -INFINITY, worst = 0;
+    uint64_t finite = 0, mismatch = 0;
+    CLI_OMP(omp parallel for reduction(+: sq, finite, mismatch) reduction(min: lo)
+            reduction(max: hi, worst))
     for (uint64_t i = 0; i < n; i++) {
         double x = at(a, i, t);
         if (!isfinite(x)) {
-            m->nonfinite_mismatch += !same_bits(a, b, i, t);
+            mismatch += !same_bits(a, b, i, t);
             continue;
         }
         double e = fabs(at(b, i, t) - x);
         if (isnan(e))
             e = INFINITY;
-        m->finite++;
-        m->min = fmin(m->min, x);
-        m->max = fmax(m->max, x);
-        m->max_abs_err = fmax(m->max_abs_err, e);
+        finite++;
+        lo = fmin(lo, x);
+        hi = fmax(hi, x);
+        worst = fmax(worst, e);
         sq += e * e;
     }
+    memset(m, 0, sizeof *m);
+    m->n = n;
+    m->finite = finite;
+    m->nonfinite_mismatch = mismatch;
+    m->min = lo;
+    m->max = hi;
+    m->max_abs_err = worst;
     m->range = m->finite ? m->max - m->min : 0;
     m->rmse = m->finite ? sqrt(sq / (double)m->finite) : 0;
     m->nrmse = m->range > 0 ? m->rmse / m->range : (m->rmse > 0 ? INFINITY : 0);
@@ -421,6 +439,7 @@ double cli_psnr(const void *a, const void *b, uint64_t n, h5zgpu_dtype t, double
 {
     double sq = 0;
     uint64_t finite = 0;
+    CLI_OMP(omp parallel for reduction(+: sq, finite))
     for (uint64_t i = 0; i < n; i++) {
         double x = at(a, i, t), e = at(b, i, t) - x;
         if (!isfinite(x))

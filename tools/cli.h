@@ -7,6 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* OpenMP where the command's build has it (its metrics' loops), else one thread. */
+#define CLI_STR(...) #__VA_ARGS__
+#ifdef _OPENMP
+#define CLI_OMP(...) _Pragma(CLI_STR(__VA_ARGS__))
+#else
+#define CLI_OMP(...)
+#endif
+
+/* Threads the metrics may use: OpenMP's, or 1. */
+long cli_threads(void);
+
 /* Exit statuses: a failure of the work, and a command line that cannot be run. */
 #define CLI_EXIT_FAIL 1
 #define CLI_EXIT_USAGE 2

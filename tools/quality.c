@@ -23,6 +23,7 @@ static void autocorrelation(const void *a, const void *b, uint64_t n, h5zgpu_dty
                             double mean, double *r)
 {
     double den = 0;
+    CLI_OMP(omp parallel for reduction(+: den))
     for (uint64_t i = 0; i < n; i++) {
         double x = value(a, i, t), y = value(b, i, t);
         if (isfinite(x) && isfinite(y))
@@ -30,7 +31,8 @@ static void autocorrelation(const void *a, const void *b, uint64_t n, h5zgpu_dty
     }
     for (int k = 1; k <= CLI_LAGS; k++) {
         double num = 0;
-        for (uint64_t i = 0; i + (uint64_t)k < n; i++) {
+        CLI_OMP(omp parallel for reduction(+: num))
+        for (uint64_t i = 0; i < n - (uint64_t)k; i++) {
             double x0 = value(a, i, t), y0 = value(b, i, t);
             double x1 = value(a, i + (uint64_t)k, t), y1 = value(b, i + (uint64_t)k, t);
             if (isfinite(x0) && isfinite(y0) && isfinite(x1) && isfinite(y1))
@@ -88,58 +90,70 @@ static void plane_sums(const void *a, const void *b, h5zgpu_dtype t, uint64_t ba
         }
 }
 
-/* SSIM with a window of 8 along each axis (the axis's length where shorter), step 1, the mean
- * over the windows that hold only finite values of both arrays; C1 = (0.01 L)^2 and
- * C2 = (0.03 L)^2 with L the range of a. Arrays of rank above 3 are seen as 3-D, their slowest
- * axes folded into the first. -1 when no window qualifies or memory runs out. */
-double cli_ssim(const void *a, const void *b, h5zgpu_dtype t, unsigned rank, const uint64_t *dims,
-                double range)
+/* The SSIM sums of the windows starting at z planes [z0, z1): planes z0 .. z1 + wz - 2 go
+ * through a ring of wz plane sums. -1 when memory runs out. */
+static int ssim_slab(const void *a, const void *b, h5zgpu_dtype t, const size_t *d,
+                     const size_t *w, double c1, double c2, size_t z0, size_t z1, double *sum,
+                     uint64_t *windows)
 {
-    size_t d[3] = {1, 1, 1};
-    for (unsigned i = 0; i < rank; i++)
-        d[3 - (rank - i < 3 ? rank - i : 3)] *= (size_t)dims[i];
-    size_t nz = d[0], ny = d[1], nx = d[2];
-    size_t wz = nz < SSIM_WINDOW ? nz : SSIM_WINDOW, wy = ny < SSIM_WINDOW ? ny : SSIM_WINDOW,
-           wx = nx < SSIM_WINDOW ? nx : SSIM_WINDOW;
+    size_t ny = d[1], nx = d[2], wz = w[0], wy = w[1], wx = w[2];
     size_t oy = ny - wy + 1, ox = nx - wx + 1, plane = (size_t)S_N * oy * ox;
     double *rows = malloc(sizeof(double) * S_N * ny * ox);
     double *ring = malloc(sizeof(double) * plane * wz), *tot = calloc(plane, sizeof(double));
-    double c1 = (SSIM_K1 * range) * (SSIM_K1 * range), c2 = (SSIM_K2 * range) * (SSIM_K2 * range);
-    double sum = 0, cnt = (double)(wz * wy * wx);
-    uint64_t windows = 0;
-    if (!rows || !ring || !tot) {
-        free(rows);
-        free(ring);
-        free(tot);
-        return -1;
-    }
-    for (size_t z = 0; z < nz; z++) {
-        double *slot = ring + (z % wz) * plane;
-        if (z >= wz)   /* the plane leaving the window */
+    double cnt = (double)(wz * wy * wx);
+    int rc = rows && ring && tot ? 0 : -1;
+    for (size_t z = z0; rc == 0 && z < z1 + wz - 1; z++) {
+        double *slot = ring + ((z - z0) % wz) * plane;
+        if (z >= z0 + wz)   /* the plane leaving the window */
             for (size_t i = 0; i < plane; i++)
                 tot[i] -= slot[i];
         plane_sums(a, b, t, (uint64_t)z * ny * nx, ny, nx, wy, wx, rows, slot);
         for (size_t i = 0; i < plane; i++)
             tot[i] += slot[i];
-        if (z + 1 < wz)
+        if (z + 1 < z0 + wz)
             continue;
-        for (size_t w = 0; w < oy * ox; w++) {
-            const double *s = tot + w;
+        for (size_t k = 0; k < oy * ox; k++) {
+            const double *s = tot + k;
             if (s[(size_t)S_BAD * oy * ox] > 0.5)
                 continue;
             double ma = s[(size_t)S_A * oy * ox] / cnt, mb = s[(size_t)S_B * oy * ox] / cnt;
             double va = s[(size_t)S_AA * oy * ox] / cnt - ma * ma;
             double vb = s[(size_t)S_BB * oy * ox] / cnt - mb * mb;
             double cov = s[(size_t)S_AB * oy * ox] / cnt - ma * mb;
-            sum += (2 * ma * mb + c1) * (2 * cov + c2) /
-                   ((ma * ma + mb * mb + c1) * (va + vb + c2));
-            windows++;
+            *sum += (2 * ma * mb + c1) * (2 * cov + c2) /
+                    ((ma * ma + mb * mb + c1) * (va + vb + c2));
+            (*windows)++;
         }
     }
     free(rows);
     free(ring);
     free(tot);
-    return windows ? sum / (double)windows : -1;
+    return rc;
+}
+
+/* SSIM with a window of 8 along each axis (the axis's length where shorter), step 1, the mean
+ * over the windows that hold only finite values of both arrays; C1 = (0.01 L)^2 and
+ * C2 = (0.03 L)^2 with L the range of a. Arrays of rank above 3 are seen as 3-D, their slowest
+ * axes folded into the first. The window positions along z are shared among the threads in
+ * slabs. -1 when no window qualifies or memory runs out. */
+double cli_ssim(const void *a, const void *b, h5zgpu_dtype t, unsigned rank, const uint64_t *dims,
+                double range)
+{
+    size_t d[3] = {1, 1, 1}, w[3];
+    for (unsigned i = 0; i < rank; i++)
+        d[3 - (rank - i < 3 ? rank - i : 3)] *= (size_t)dims[i];
+    for (int k = 0; k < 3; k++)
+        w[k] = d[k] < SSIM_WINDOW ? d[k] : SSIM_WINDOW;
+    double c1 = (SSIM_K1 * range) * (SSIM_K1 * range), c2 = (SSIM_K2 * range) * (SSIM_K2 * range);
+    double sum = 0;
+    uint64_t windows = 0;
+    int failed = 0;
+    const long oz = (long)(d[0] - w[0] + 1), slabs = oz < cli_threads() ? oz : cli_threads();
+    CLI_OMP(omp parallel for reduction(+: sum, windows, failed) schedule(static, 1))
+    for (long k = 0; k < slabs; k++)
+        failed += ssim_slab(a, b, t, d, w, c1, c2, (size_t)(oz * k / slabs),
+                            (size_t)(oz * (k + 1) / slabs), &sum, &windows) != 0;
+    return windows && !failed ? sum / (double)windows : -1;
 }
 
 /* The PSNR of B's stencil values against A's over the points where the stencil (along every axis
@@ -156,6 +170,7 @@ static double stencil_psnr(const void *a, const void *b, h5zgpu_dtype t, unsigne
     }
     double lo = INFINITY, hi = -INFINITY, sq = 0;
     uint64_t count = 0;
+    CLI_OMP(omp parallel for reduction(+: sq, count) reduction(min: lo) reduction(max: hi))
     for (uint64_t i = 0; i < n; i++) {
         double sa = 0, sb = 0;
         int ok = 1;
@@ -208,14 +223,17 @@ static double stencil_psnr(const void *a, const void *b, h5zgpu_dtype t, unsigne
 /* The error's histogram: CLI_BINS equal bins over [min_error, max_error] (the last closed). */
 static void histogram(const void *a, const void *b, uint64_t n, h5zgpu_dtype t, cli_quality *q)
 {
-    double w = (q->max_error - q->min_error) / CLI_BINS;
+    double w = (q->max_error - q->min_error) / CLI_BINS, lo = q->min_error;
+    uint64_t h[CLI_BINS] = {0};
+    CLI_OMP(omp parallel for reduction(+: h[:CLI_BINS]))
     for (uint64_t i = 0; i < n; i++) {
         double x = value(a, i, t), y = value(b, i, t);
         if (!isfinite(x) || !isfinite(y))
             continue;
-        long k = w > 0 ? (long)floor((y - x - q->min_error) / w) : 0;
-        q->histogram[k < 0 ? 0 : k >= CLI_BINS ? CLI_BINS - 1 : k]++;
+        long k = w > 0 ? (long)floor((y - x - lo) / w) : 0;
+        h[k < 0 ? 0 : k >= CLI_BINS ? CLI_BINS - 1 : k]++;
     }
+    memcpy(q->histogram, h, sizeof h);
 }
 
 void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
@@ -226,30 +244,32 @@ void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned 
     memset(q, 0, sizeof *q);
     for (unsigned i = 0; i < rank; i++)
         n *= dims[i];
-    q->min_error = INFINITY;
-    q->max_error = -INFINITY;
-    q->min_pw_rel = INFINITY;
-    q->max_pw_rel = -INFINITY;
-    double srel = 0;
+    double srel = 0, rlo = INFINITY, rhi = -INFINITY, elo = INFINITY, ehi = -INFINITY;
     uint64_t nrel = 0;
+    CLI_OMP(omp parallel for reduction(+: srel, nrel, sa, sb, se, count) reduction(min: rlo, elo)
+            reduction(max: rhi, ehi))
     for (uint64_t i = 0; i < n; i++) {
         double x = value(a, i, t), y = value(b, i, t);
         if (!isfinite(x) || !isfinite(y))
             continue;
         if (x != 0) {
             double rel = fabs(y - x) / fabs(x);
-            q->min_pw_rel = fmin(q->min_pw_rel, rel);
-            q->max_pw_rel = fmax(q->max_pw_rel, rel);
+            rlo = fmin(rlo, rel);
+            rhi = fmax(rhi, rel);
             srel += rel;
             nrel++;
         }
         sa += x;
         sb += y;
         se += y - x;
-        q->min_error = fmin(q->min_error, y - x);
-        q->max_error = fmax(q->max_error, y - x);
+        elo = fmin(elo, y - x);
+        ehi = fmax(ehi, y - x);
         count++;
     }
+    q->min_pw_rel = rlo;
+    q->max_pw_rel = rhi;
+    q->min_error = elo;
+    q->max_error = ehi;
     q->mean_pw_rel = nrel ? srel / (double)nrel : NAN;
     if (!nrel)
         q->min_pw_rel = q->max_pw_rel = NAN;
@@ -260,6 +280,7 @@ void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned 
     }
     double ma = sa / (double)count, mb = sb / (double)count, saa = 0, sbb = 0, sab = 0, see = 0;
     q->mean_error = se / (double)count;
+    CLI_OMP(omp parallel for reduction(+: saa, sbb, sab, see))
     for (uint64_t i = 0; i < n; i++) {   /* second pass: deviations from the means */
         double x = value(a, i, t), y = value(b, i, t);
         if (!isfinite(x) || !isfinite(y))
