@@ -2,6 +2,7 @@
 import itertools
 
 import numpy as np
+import pytest
 
 MODES = {"abs": 0, "rel": 1, "pwrel": 2}
 
@@ -111,3 +112,18 @@ def chunk_codecs(dset):
         assert raw[:4] == b"H5ZG", f"chunk {i} is not an h5zgpu chunk"
         codecs.append(raw[5])
     return codecs
+
+
+def same_metrics(got, want, rel=1e-9):
+    """Whether two of check's JSON objects agree: counts exactly, floats within rel (the GPU's
+    transform and OpenMP's reductions sum in any order)."""
+    if got.keys() != want.keys():
+        return False
+    for key, value in want.items():
+        if isinstance(value, float) or (isinstance(value, list) and value and
+                                        isinstance(value[0], float)):
+            if got[key] != pytest.approx(value, rel=rel):
+                return False
+        elif got[key] != value:
+            return False
+    return True

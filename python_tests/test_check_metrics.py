@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
+from checks import same_metrics
+
 TOL = 1e-9
 
 
@@ -150,3 +152,17 @@ def test_power_spectrum_only_for_cubic_finite_fields(tmp_path, h5zgpu_bin):
     c[0, 0, 0] = np.nan
     got = check_json(tmp_path, h5zgpu_bin, c, c + 1e-3)
     assert got["pk_ratio_max_deviation"] is None
+
+
+def test_json_file_beside_the_table(tmp_path, h5zgpu_bin):
+    """--json-file F writes the object --json prints, and the table still goes to stdout (the
+    Python command draws its plots from F without running check twice)."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((10, 12, 14)).astype(np.float32)
+    b = (a + 0.01 * rng.standard_normal(a.shape)).astype(np.float32)
+    want = check_json(tmp_path, h5zgpu_bin, a, b)
+    run = subprocess.run([h5zgpu_bin, "check", str(tmp_path / "a.raw"), str(tmp_path / "b.raw"),
+                          "-t", "f32", "-d", "10,12,14", "--json-file", str(tmp_path / "c.json")],
+                         capture_output=True, text=True, check=True)
+    assert "PSNR" in run.stdout
+    assert same_metrics(json.loads((tmp_path / "c.json").read_text()), want)

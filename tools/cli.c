@@ -38,6 +38,7 @@ static const opt_def OPTS[] = {
     {NULL, "--pk", OPT_PK, "a tolerance like 0.01 (P(k) ratio within 1 +- X)"},
     {NULL, "--psnr", OPT_PSNR, "a PSNR in dB like 80"},
     {NULL, "--ssim", OPT_SSIM, "an SSIM like 0.99"},
+    {NULL, "--json-file", OPT_JSON_FILE, "a file name"},
 };
 
 static const char *const CODEC_NAMES[] = {"auto", "fixed", "huffman"};
@@ -149,6 +150,7 @@ static int set_value(const opt_def *d, const char *v, cli_opts *o)
     switch (d->bit) {
     case OPT_IN: o->in = v; return 0;
     case OPT_OUT: o->out = v; return 0;
+    case OPT_JSON_FILE: o->json_file = v; return 0;
     case OPT_TYPE:
         if (strcmp(v, "f32") == 0)
             o->dtype = H5ZGPU_FLOAT32;

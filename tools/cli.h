@@ -40,6 +40,7 @@ typedef struct cli_opts {
     unsigned kmax;            /* check --kmax K: the power spectrum's shells up to K; 0: all */
     double pk_band;           /* check --pk-band X: P_B/P_A within 1 +- X (default 0.01) */
     int json;
+    const char *json_file;    /* check --json-file F: the JSON object to F, the table as usual */
     /* sweep: chunk edge, number of bounds, and the criteria given (NAN: not given) */
     unsigned chunk, bounds;
     double pk, psnr, ssim;
@@ -63,7 +64,8 @@ enum {
     OPT_BOUNDS = 1 << 14,
     OPT_PK = 1 << 15,
     OPT_PSNR = 1 << 16,
-    OPT_SSIM = 1 << 17
+    OPT_SSIM = 1 << 17,
+    OPT_JSON_FILE = 1 << 18
 };
 
 /* Parses argv (after the subcommand) into o, accepting the options in `allowed` and up to

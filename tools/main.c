@@ -20,7 +20,8 @@ static const char USAGE[] =
     "      and the largest error against the bound\n"
     "  h5zgpu decompress -i IN -o OUT\n"
     "      restore the raw array from a chunk written by compress\n"
-    "  h5zgpu check A B -t f32|f64 -d Z,Y,X [--json] [--kmax K] [--pk-band X] [--missing V]\n"
+    "  h5zgpu check A B -t f32|f64 -d Z,Y,X [--json | --json-file F] [--kmax K] [--pk-band X]\n"
+    "               [--missing V]\n"
     "      quality of raw array B against raw array A: max abs error, max error / range, RMSE,\n"
     "      NRMSE, PSNR, SNR, the error's mean, extremes and histogram, Pearson, SSIM (8^3\n"
     "      windows), the error's autocorrelation at lags 1..10, derivatives' and Laplacian's\n"
@@ -244,21 +245,65 @@ done:
 }
 
 /* JSON has no infinities: a PSNR of exact data is written as null. */
-static void json_number(const char *key, double v, int last)
+static void json_number(FILE *f, const char *key, double v, int last)
 {
     if (isfinite(v))
-        printf("  \"%s\": %.17g%s\n", key, v, last ? "" : ",");
+        fprintf(f, "  \"%s\": %.17g%s\n", key, v, last ? "" : ",");
     else
-        printf("  \"%s\": null%s\n", key, last ? "" : ",");
+        fprintf(f, "  \"%s\": null%s\n", key, last ? "" : ",");
 }
 
 /* "key": [v, ...] of n doubles, the last key of the object or not. */
-static void json_doubles(const char *key, const double *v, size_t n, int last)
+static void json_doubles(FILE *f, const char *key, const double *v, size_t n, int last)
 {
-    printf("  \"%s\": [", key);
+    fprintf(f, "  \"%s\": [", key);
     for (size_t k = 0; k < n; k++)
-        printf(k ? ", %.17g" : "%.17g", v[k]);
-    printf("]%s\n", last ? "" : ",");
+        fprintf(f, k ? ", %.17g" : "%.17g", v[k]);
+    fprintf(f, "]%s\n", last ? "" : ",");
+}
+
+/* check's results as one JSON object. */
+static void check_json(FILE *f, const cli_metrics *m, const cli_quality *q, uint64_t missing,
+                       uint64_t missing_differ, int pk_st, const cli_spectrum_result *pk,
+                       double pk_dev, double pk_band)
+{
+    fprintf(f, "{\n  \"elements\": %llu,\n  \"finite\": %llu,\n  \"nonfinite_mismatch\": %llu,\n",
+            (unsigned long long)m->n, (unsigned long long)m->finite,
+            (unsigned long long)m->nonfinite_mismatch);
+    fprintf(f, "  \"missing\": %llu,\n  \"missing_mismatch\": %llu,\n",
+            (unsigned long long)missing, (unsigned long long)missing_differ);
+    json_number(f, "min", m->min, 0);
+    json_number(f, "max", m->max, 0);
+    json_number(f, "range", m->range, 0);
+    json_number(f, "max_abs_error", m->max_abs_err, 0);
+    json_number(f, "max_rel_error", m->max_rel_err, 0);
+    json_number(f, "rmse", m->rmse, 0);
+    json_number(f, "nrmse", m->nrmse, 0);
+    json_number(f, "psnr", m->psnr, 0);
+    json_number(f, "mean_error", q->mean_error, 0);
+    json_number(f, "min_error", q->min_error, 0);
+    json_number(f, "max_error", q->max_error, 0);
+    json_number(f, "snr", q->snr, 0);
+    json_number(f, "pearson", q->pearson, 0);
+    json_number(f, "ssim", q->ssim < 0 ? NAN : q->ssim, 0);
+    json_number(f, "derivative_psnr", q->stencil_psnr[0], 0);
+    json_number(f, "second_derivative_psnr", q->stencil_psnr[1], 0);
+    json_number(f, "laplacian_psnr", q->stencil_psnr[2], 0);
+    json_number(f, "pw_rel_error_min", q->min_pw_rel, 0);
+    json_number(f, "pw_rel_error_max", q->max_pw_rel, 0);
+    json_number(f, "pw_rel_error_mean", q->mean_pw_rel, 0);
+    json_number(f, "pk_ratio_max_deviation", pk_dev, 0);
+    if (pk_st == 0)
+        fprintf(f, "  \"pk_within_band\": %s,\n", pk_dev <= pk_band ? "true" : "false");
+    else
+        fprintf(f, "  \"pk_within_band\": null,\n");
+    json_doubles(f, "pk_ratio", pk->ratio, pk_st == 0 ? pk->shells : 0, 0);
+    fprintf(f, "  \"error_histogram\": [");
+    for (int k = 0; k < CLI_BINS; k++)
+        fprintf(f, k ? ", %llu" : "%llu", (unsigned long long)q->histogram[k]);
+    fprintf(f, "],\n");
+    json_doubles(f, "autocorrelation", q->autocorrelation, CLI_LAGS, 1);
+    fprintf(f, "}\n");
 }
 
 static int cmd_check(int argc, char **argv)
@@ -269,7 +314,9 @@ static int cmd_check(int argc, char **argv)
     size_t a_len = 0, b_len = 0;
     char shape[512];
     int rc = CLI_EXIT_FAIL;
-    if (cli_parse(argc, argv, OPT_TYPE | OPT_DIMS | OPT_JSON | OPT_KMAX | OPT_PKBAND | OPT_MISSING,
+    if (cli_parse(argc, argv,
+                  OPT_TYPE | OPT_DIMS | OPT_JSON | OPT_KMAX | OPT_PKBAND | OPT_MISSING |
+                      OPT_JSON_FILE,
                   2, &o) != 0)
         return CLI_EXIT_USAGE;
     if (o.npos != 2)
@@ -298,44 +345,17 @@ static int cmd_check(int argc, char **argv)
     int pk_st = cli_spectrum(a, b, o.dtype, o.rank, o.dims, &pk);
     cli_spectrum_release();
     double pk_dev = pk_st == 0 ? cli_spectrum_deviation(&pk, o.kmax) : NAN;
+    if (o.json_file) {   /* the object beside the table, for a caller that wants both */
+        FILE *f = fopen(o.json_file, "w");
+        if (f)
+            check_json(f, &m, &q, missing, missing_differ, pk_st, &pk, pk_dev, o.pk_band);
+        if (!f || fclose(f) != 0) {
+            fprintf(stderr, "h5zgpu: cannot write %s\n", o.json_file);
+            goto done_pk;
+        }
+    }
     if (o.json) {
-        printf("{\n  \"elements\": %llu,\n  \"finite\": %llu,\n  \"nonfinite_mismatch\": %llu,\n",
-               (unsigned long long)m.n, (unsigned long long)m.finite,
-               (unsigned long long)m.nonfinite_mismatch);
-        printf("  \"missing\": %llu,\n  \"missing_mismatch\": %llu,\n",
-               (unsigned long long)missing, (unsigned long long)missing_differ);
-        json_number("min", m.min, 0);
-        json_number("max", m.max, 0);
-        json_number("range", m.range, 0);
-        json_number("max_abs_error", m.max_abs_err, 0);
-        json_number("max_rel_error", m.max_rel_err, 0);
-        json_number("rmse", m.rmse, 0);
-        json_number("nrmse", m.nrmse, 0);
-        json_number("psnr", m.psnr, 0);
-        json_number("mean_error", q.mean_error, 0);
-        json_number("min_error", q.min_error, 0);
-        json_number("max_error", q.max_error, 0);
-        json_number("snr", q.snr, 0);
-        json_number("pearson", q.pearson, 0);
-        json_number("ssim", q.ssim < 0 ? NAN : q.ssim, 0);
-        json_number("derivative_psnr", q.stencil_psnr[0], 0);
-        json_number("second_derivative_psnr", q.stencil_psnr[1], 0);
-        json_number("laplacian_psnr", q.stencil_psnr[2], 0);
-        json_number("pw_rel_error_min", q.min_pw_rel, 0);
-        json_number("pw_rel_error_max", q.max_pw_rel, 0);
-        json_number("pw_rel_error_mean", q.mean_pw_rel, 0);
-        json_number("pk_ratio_max_deviation", pk_dev, 0);
-        if (pk_st == 0)
-            printf("  \"pk_within_band\": %s,\n", pk_dev <= o.pk_band ? "true" : "false");
-        else
-            printf("  \"pk_within_band\": null,\n");
-        json_doubles("pk_ratio", pk.ratio, pk_st == 0 ? pk.shells : 0, 0);
-        printf("  \"error_histogram\": [");
-        for (int k = 0; k < CLI_BINS; k++)
-            printf(k ? ", %llu" : "%llu", (unsigned long long)q.histogram[k]);
-        printf("],\n");
-        json_doubles("autocorrelation", q.autocorrelation, CLI_LAGS, 1);
-        printf("}\n");
+        check_json(stdout, &m, &q, missing, missing_differ, pk_st, &pk, pk_dev, o.pk_band);
     } else {
         printf("h5zgpu check %s against %s (-t %s -d %s)\n", o.pos[1], o.pos[0],
                cli_dtype_name(o.dtype), shape);
@@ -374,9 +394,10 @@ static int cmd_check(int argc, char **argv)
             printf("  missing %-6g %llu points left out, %llu of them differ in their bits\n",
                    o.missing, (unsigned long long)missing, (unsigned long long)missing_differ);
     }
+    rc = 0;
+done_pk:
     if (pk_st == 0)
         free(pk.ratio);
-    rc = 0;
 done:
     free(a);
     free(b);
