@@ -31,12 +31,13 @@ __device__ void fill_codes(unsigned pred, const int64_t *q, uint64_t fill, int64
     s[lane] = q[lane];
     s[lane + 32] = q[lane + 32];
     __syncwarp();
-    const uint64_t todo = fill & ~(uint64_t)1;   /* the corner keeps its code */
+    const uint64_t past_corner = fill & ~(uint64_t)1;   /* the corner keeps its code */
     for (unsigned L = 1; L <= last; L++) {
 #pragma unroll 1
         for (unsigned h = 0; h < 2; h++) {
             const unsigned e = lane + 32 * h;
-            if ((todo >> e & 1u) && e % S::BX + (e / S::BX) % S::BY + e / (S::BX * S::BY) == L)
+            const unsigned level = e % S::BX + (e / S::BX) % S::BY + e / (S::BX * S::BY);
+            if ((past_corner >> e & 1u) && level == L)
                 s[e] = fl_predict(pred, S::BY, S::BX, s, e);
         }
         __syncwarp();
