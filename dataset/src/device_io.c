@@ -218,16 +218,8 @@ static h5zgpu_status store_batch(ds_slot *s, void *ctx)
 static h5zgpu_status fetch_batch(ds_slot *s, void *ctx)
 {
     dbatch *b = (dbatch *)s;
-    const ds_plan *pl = b->pl;
     (void)ctx;
-    for (size_t c = 0; c < b->slot.count; c++) {
-        ds_overlap ov;
-        ds_overlap_of(pl, b->slot.first + c, &ov);
-        h5zgpu_status st = ds_stored(pl, ov.origin, b->h_blobs + c * pl->cap, &b->stored[c]);
-        if (st != H5ZGPU_OK)
-            return st;
-    }
-    return H5ZGPU_OK;
+    return ds_fetch(b->pl, b->slot.first, b->slot.count, b->h_blobs, b->stored);
 }
 
 static void *decompress_batch(void *arg)

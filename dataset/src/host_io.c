@@ -194,14 +194,8 @@ static h5zgpu_status store_batch(ds_slot *s, void *ctx)
 static h5zgpu_status fetch_batch(ds_slot *s, void *ctx)
 {
     batch *b = (batch *)s;
-    h5zgpu_status st = H5ZGPU_OK;
     (void)ctx;
-    for (size_t c = 0; st == H5ZGPU_OK && c < b->slot.count; c++) {
-        ds_overlap ov;
-        ds_overlap_of(b->pl, b->slot.first + c, &ov);
-        st = ds_stored(b->pl, ov.origin, b->blobs + c * b->pl->cap, &b->stored[c]);
-    }
-    return st;
+    return ds_fetch(b->pl, b->slot.first, b->slot.count, b->blobs, b->stored);
 }
 
 /* writes: cut batch i, then store batch i-1 while batch i compresses;

@@ -227,6 +227,18 @@ h5zgpu_status ds_stored(const ds_plan *pl, const hsize_t *origin, void *buf, siz
     return H5ZGPU_OK;
 }
 
+h5zgpu_status ds_fetch(const ds_plan *pl, size_t first, size_t count, unsigned char *blobs,
+                       size_t *len)
+{
+    h5zgpu_status st = H5ZGPU_OK;
+    for (size_t i = 0; st == H5ZGPU_OK && i < count; i++) {
+        ds_overlap ov;
+        ds_overlap_of(pl, first + i, &ov);
+        st = ds_stored(pl, ov.origin, blobs + i * pl->cap, &len[i]);
+    }
+    return st;
+}
+
 h5zgpu_status ds_store(const ds_plan *pl, size_t first, size_t count, const unsigned char *blobs,
                        const size_t *len)
 {

@@ -51,6 +51,11 @@ h5zgpu_status ds_stored(const ds_plan *pl, const hsize_t *origin, void *buf, siz
 h5zgpu_status ds_store(const ds_plan *pl, size_t first, size_t count, const unsigned char *blobs,
                        const size_t *len);
 
+/* The stored bytes of chunks first .. first+count-1 (ds_stored): chunk i's into blobs + i x cap,
+ * their lengths into len[i] (0: never written). */
+h5zgpu_status ds_fetch(const ds_plan *pl, size_t first, size_t count, unsigned char *blobs,
+                       size_t *len);
+
 /* Chunks a batch: about 64 MiB of chunks and their compressed bytes (at least one, at most 64).
  * Three 8 MiB chunks a batch wrote 128^3 chunks from device memory at 12-13.5 GB/s on an H100;
  * eight, with fewer batches to overlap, at 6-7. */
