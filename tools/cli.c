@@ -9,9 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 typedef struct opt_def {
     const char *short_name, *long_name;
@@ -53,15 +50,6 @@ const char *cli_codec_name(unsigned codec)
 const char *cli_mode_name(unsigned mode)
 {
     return mode < N_OF(MODE_NAMES) ? MODE_NAMES[mode] : "?";
-}
-
-long cli_threads(void)
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
 }
 
 const char *cli_dtype_name(h5zgpu_dtype t)
@@ -366,47 +354,14 @@ static double at(const void *p, uint64_t i, h5zgpu_dtype t)
     return t == H5ZGPU_FLOAT32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
 }
 
-/* Non-finite values must come back bit for bit. */
-static int same_bits(const void *a, const void *b, uint64_t i, h5zgpu_dtype t)
+int cli_quality(const void *a, const void *b, const cli_opts *o, unsigned skip, h5zgpu_quality *q)
 {
-    size_t es = t == H5ZGPU_FLOAT32 ? 4 : 8;
-    return memcmp((const char *)a + i * es, (const char *)b + i * es, es) == 0;
-}
-
-void cli_metrics_compute(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
-                         cli_metrics *m)
-{
-    double sq = 0, lo = INFINITY, hi = -INFINITY, worst = 0;
-    uint64_t finite = 0, mismatch = 0;
-    CLI_OMP(omp parallel for reduction(+: sq, finite, mismatch) reduction(min: lo)
-            reduction(max: hi, worst))
-    for (uint64_t i = 0; i < n; i++) {
-        double x = at(a, i, t);
-        if (!isfinite(x)) {
-            mismatch += !same_bits(a, b, i, t);
-            continue;
-        }
-        double e = fabs(at(b, i, t) - x);
-        if (isnan(e))
-            e = INFINITY;
-        finite++;
-        lo = fmin(lo, x);
-        hi = fmax(hi, x);
-        worst = fmax(worst, e);
-        sq += e * e;
-    }
-    memset(m, 0, sizeof *m);
-    m->n = n;
-    m->finite = finite;
-    m->nonfinite_mismatch = mismatch;
-    m->min = lo;
-    m->max = hi;
-    m->max_abs_err = worst;
-    m->range = m->finite ? m->max - m->min : 0;
-    m->rmse = m->finite ? sqrt(sq / (double)m->finite) : 0;
-    m->nrmse = m->range > 0 ? m->rmse / m->range : (m->rmse > 0 ? INFINITY : 0);
-    m->max_rel_err = m->range > 0 ? m->max_abs_err / m->range : (m->max_abs_err > 0 ? INFINITY : 0);
-    m->psnr = m->rmse > 0 ? 20 * log10(m->range / m->rmse) : INFINITY;
+    h5zgpu_quality_options opt = {.has_missing = o->missing_given, .missing = o->missing,
+                                  .skip = skip};
+    if (h5zgpu_quality_compute(a, b, o->dtype, o->rank, o->dims, &opt, q) == H5ZGPU_OK)
+        return 0;
+    fprintf(stderr, "h5zgpu: %s\n", h5zgpu_last_error());
+    return -1;
 }
 
 uint64_t cli_mask_missing(void *a, void *b, uint64_t n, h5zgpu_dtype t, double missing,
@@ -437,24 +392,8 @@ uint64_t cli_mask_missing(void *a, void *b, uint64_t n, h5zgpu_dtype t, double m
     return count;
 }
 
-double cli_psnr(const void *a, const void *b, uint64_t n, h5zgpu_dtype t, double range)
-{
-    double sq = 0;
-    uint64_t finite = 0;
-    CLI_OMP(omp parallel for reduction(+: sq, finite))
-    for (uint64_t i = 0; i < n; i++) {
-        double x = at(a, i, t), e = at(b, i, t) - x;
-        if (!isfinite(x))
-            continue;
-        sq += isnan(e) ? INFINITY : e * e;
-        finite++;
-    }
-    double rmse = finite ? sqrt(sq / (double)finite) : 0;
-    return rmse > 0 ? 20 * log10(range / rmse) : INFINITY;
-}
-
 double cli_worst_error_over_bound(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
-                                  h5zgpu_mode mode, double eb, const cli_metrics *m)
+                                  h5zgpu_mode mode, double eb, const h5zgpu_quality *m)
 {
     double worst = m->nonfinite_mismatch ? INFINITY : 0;
     for (uint64_t i = 0; i < n; i++) {

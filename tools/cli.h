@@ -3,20 +3,10 @@
 #define H5ZGPU_CLI_H
 
 #include "h5zgpu.h"
+#include "h5zgpu_quality.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* OpenMP where the command's build has it (its metrics' loops), else one thread. */
-#define CLI_STR(...) #__VA_ARGS__
-#ifdef _OPENMP
-#define CLI_OMP(...) _Pragma(CLI_STR(__VA_ARGS__))
-#else
-#define CLI_OMP(...)
-#endif
-
-/* Threads the metrics may use: OpenMP's, or 1. */
-long cli_threads(void);
 
 /* Exit statuses: a failure of the work, and a command line that cannot be run. */
 #define CLI_EXIT_FAIL 1
@@ -109,18 +99,9 @@ double cli_now(void);
 /* "12.3 MB/s" or "1.23 GB/s" for n bytes in t seconds. */
 void cli_rate(char *buf, size_t cap, double bytes, double seconds);
 
-/* Quality of b against a (n elements of type t): errors over the points where a is finite;
- * a point where a is NaN or +-Inf counts as a mismatch unless b holds the same bits. */
-typedef struct cli_metrics {
-    uint64_t n, finite, nonfinite_mismatch;
-    double min, max, range;    /* of a's finite values */
-    double max_abs_err;
-    double rmse, nrmse, psnr;  /* NRMSE and PSNR against range; PSNR is +inf for exact data */
-    double max_rel_err;        /* max_abs_err / range (0 when range is 0 and the data is exact) */
-} cli_metrics;
-
-void cli_metrics_compute(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
-                         cli_metrics *m);
+/* The quality library's metrics of b against a as the options give them (shape, type,
+ * --missing), leaving out the patterns in `skip`; 0, or -1 after printing why. */
+int cli_quality(const void *a, const void *b, const cli_opts *o, unsigned skip, h5zgpu_quality *q);
 
 /* Leaves a missing value out of every metric: each element of a holding its bits (in the
  * element type) becomes NaN in a and in b (when not NULL), *differ counting those where b held
@@ -128,73 +109,10 @@ void cli_metrics_compute(const void *a, const void *b, uint64_t n, h5zgpu_dtype 
 uint64_t cli_mask_missing(void *a, void *b, uint64_t n, h5zgpu_dtype t, double missing,
                           uint64_t *differ);
 
-/* cli_metrics_compute's PSNR alone, in one lean pass, for a's range known already. */
-double cli_psnr(const void *a, const void *b, uint64_t n, h5zgpu_dtype t, double range);
-
-/* Beyond the error norms, over the points where both a and b are finite (b - a is the error):
- * the error's mean and extremes, SNR (10 log10 of a's variance over the MSE, dB; +inf when
- * exact), Pearson's correlation of a and b, the error's autocorrelation at lags 1..CLI_LAGS in
- * array order, SSIM (windows of 8 per axis, step 1, over windows of finite values; -1 when
- * there is none), the error's histogram and the PSNR of derivatives and the Laplacian. */
-#define CLI_LAGS 10
-#define CLI_BINS 100
-typedef struct cli_quality {
-    double mean_error, min_error, max_error;
-    /* |error| / |A| over the points where A is not 0 (NaN when there is none) */
-    double min_pw_rel, max_pw_rel, mean_pw_rel;
-    double snr, pearson, ssim;
-    double autocorrelation[CLI_LAGS];
-    uint64_t histogram[CLI_BINS];   /* of the error, equal bins over [min_error, max_error] */
-    /* PSNR of B's first differences, second differences (along each axis) and Laplacian
-     * against A's; NaN when no stencil fits, +inf when exact */
-    double stencil_psnr[3];
-} cli_quality;
-
-void cli_quality_compute(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
-                         const uint64_t *dims, const cli_metrics *m, cli_quality *q);
-
-/* The power spectrum of a cubic 3-D A and B: P(k) averaged over shells of integer wavenumber
- * |k| = 1..n/2 (rounded to the nearest), ratio[k-1] = P_B(k) / P_A(k), transformed on the GPU
- * (cuFFT) where the build has it and H5ZGPU_DEVICE is not cpu, else by FFTW3. 0 on success
- * (free ratio); -1 when the arrays are not cubic 3-D, hold a non-finite value (a transform
- * cannot leave points out) or memory runs out; -2 when no transform is at hand (no FFTW3 in
- * the build, and no cuFFT or no usable GPU). */
-typedef struct cli_spectrum_result {
-    size_t shells;
-    double *ratio;
-} cli_spectrum_result;
-
-int cli_spectrum(const void *a, const void *b, h5zgpu_dtype t, unsigned rank,
-                 const uint64_t *dims, cli_spectrum_result *r);
-
-/* One field's P(k) over the same shells, so that a sweep transforms the original once:
- * p[k] for k = 0..n/2 (free p). cli_spectrum's statuses. */
-typedef struct cli_power {
-    size_t n;
-    double *p;
-} cli_power;
-
-int cli_power_spectrum(const void *a, h5zgpu_dtype t, unsigned rank, const uint64_t *dims,
-                       cli_power *pw);
-
-/* Frees the transform's buffers and plan, which stay from one call to the next of a size. */
-void cli_spectrum_release(void);
-
-/* ratio[k-1] = b's P(k) / a's, k = 1..n/2, as cli_spectrum gives it (free r->ratio); -1 when
- * memory runs out. */
-int cli_spectrum_ratio(const cli_power *a, const cli_power *b, cli_spectrum_result *r);
-
-/* check's SSIM alone (cli_quality): -1 when no window qualifies or memory runs out. */
-double cli_ssim(const void *a, const void *b, h5zgpu_dtype t, unsigned rank, const uint64_t *dims,
-                double range);
-
-/* The largest |ratio - 1| over the shells k = 1..kmax (all when kmax is 0 or past n/2). */
-double cli_spectrum_deviation(const cli_spectrum_result *r, unsigned kmax);
-
 /* The largest ratio of error to bound over all points, under the bound mode/eb promises
  * (REL over a's finite range; PWREL pointwise). Above 1 means the bound was missed; a point whose
  * bound is 0 and whose error is not counts as +inf. */
 double cli_worst_error_over_bound(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
-                                  h5zgpu_mode mode, double eb, const cli_metrics *m);
+                                  h5zgpu_mode mode, double eb, const h5zgpu_quality *m);
 
 #endif

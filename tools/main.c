@@ -113,7 +113,7 @@ static int cmd_compress(int argc, char **argv)
     cli_opts o;
     h5zgpu_params p;
     h5zgpu_info info;
-    cli_metrics m;
+    h5zgpu_quality m;
     void *in = NULL, *out = NULL, *back = NULL;
     size_t in_len = 0, out_len = 0, back_len = 0;
     char shape[512], dims_arg[512], rate_c[32], rate_d[32];
@@ -166,7 +166,10 @@ static int cmd_compress(int argc, char **argv)
                 h5zgpu_last_error());
         goto done;
     }
-    cli_metrics_compute(in, back, n, p.dtype, &m);
+    cli_opts shape_of = o;   /* the error norms alone, over the chunk's shape */
+    shape_of.missing_given = 0;
+    if (cli_quality(in, back, &shape_of, H5ZGPU_QUALITY_ALL, &m) != 0)
+        goto done;
     double worst = cli_worst_error_over_bound(in, back, n, p.dtype, p.mode, p.eb, &m);
     cli_rate(rate_c, sizeof rate_c, (double)raw, t1 - t0);
     cli_rate(rate_d, sizeof rate_d, (double)raw, t3 - t2);
@@ -181,7 +184,7 @@ static int cmd_compress(int argc, char **argv)
     printf("  compressed     %zu bytes, ratio %.2f\n", out_len, (double)raw / (double)out_len);
     printf("  compress       %s (%.3f ms)\n", rate_c, (t1 - t0) * 1e3);
     printf("  decompress     %s (%.3f ms)\n", rate_d, (t3 - t2) * 1e3);
-    printf("  max abs error  %.6g (max error / bound %.4f: %s)\n", m.max_abs_err, worst,
+    printf("  max abs error  %.6g (max error / bound %.4f: %s)\n", m.max_abs_error, worst,
            worst <= 1 ? "bound holds" : "BOUND MISSED");
     if (m.nonfinite_mismatch)
         printf("  NaN/Inf        %llu values did not come back bit for bit\n",
@@ -263,54 +266,59 @@ static void json_doubles(FILE *f, const char *key, const double *v, size_t n, in
 }
 
 /* check's results as one JSON object. */
-static void check_json(FILE *f, const cli_metrics *m, const cli_quality *q, uint64_t missing,
-                       uint64_t missing_differ, int pk_st, const cli_spectrum_result *pk,
-                       double pk_dev, double pk_band)
+static void check_json(FILE *f, const h5zgpu_quality *q, const double *pk_ratio, double pk_band)
 {
     fprintf(f, "{\n  \"elements\": %llu,\n  \"finite\": %llu,\n  \"nonfinite_mismatch\": %llu,\n",
-            (unsigned long long)m->n, (unsigned long long)m->finite,
-            (unsigned long long)m->nonfinite_mismatch);
+            (unsigned long long)q->elements, (unsigned long long)q->finite,
+            (unsigned long long)q->nonfinite_mismatch);
     fprintf(f, "  \"missing\": %llu,\n  \"missing_mismatch\": %llu,\n",
-            (unsigned long long)missing, (unsigned long long)missing_differ);
-    json_number(f, "min", m->min, 0);
-    json_number(f, "max", m->max, 0);
-    json_number(f, "range", m->range, 0);
-    json_number(f, "max_abs_error", m->max_abs_err, 0);
-    json_number(f, "max_rel_error", m->max_rel_err, 0);
-    json_number(f, "rmse", m->rmse, 0);
-    json_number(f, "nrmse", m->nrmse, 0);
-    json_number(f, "psnr", m->psnr, 0);
+            (unsigned long long)q->missing, (unsigned long long)q->missing_mismatch);
+    json_number(f, "min", q->min, 0);
+    json_number(f, "max", q->max, 0);
+    json_number(f, "range", q->range, 0);
+    json_number(f, "max_abs_error", q->max_abs_error, 0);
+    json_number(f, "max_rel_error", q->max_rel_error, 0);
+    json_number(f, "rmse", q->rmse, 0);
+    json_number(f, "nrmse", q->nrmse, 0);
+    json_number(f, "psnr", q->psnr, 0);
     json_number(f, "mean_error", q->mean_error, 0);
     json_number(f, "min_error", q->min_error, 0);
     json_number(f, "max_error", q->max_error, 0);
     json_number(f, "snr", q->snr, 0);
     json_number(f, "pearson", q->pearson, 0);
     json_number(f, "ssim", q->ssim < 0 ? NAN : q->ssim, 0);
-    json_number(f, "derivative_psnr", q->stencil_psnr[0], 0);
-    json_number(f, "second_derivative_psnr", q->stencil_psnr[1], 0);
-    json_number(f, "laplacian_psnr", q->stencil_psnr[2], 0);
+    json_number(f, "derivative_psnr", q->derivative_psnr, 0);
+    json_number(f, "second_derivative_psnr", q->second_derivative_psnr, 0);
+    json_number(f, "laplacian_psnr", q->laplacian_psnr, 0);
     json_number(f, "pw_rel_error_min", q->min_pw_rel, 0);
     json_number(f, "pw_rel_error_max", q->max_pw_rel, 0);
     json_number(f, "pw_rel_error_mean", q->mean_pw_rel, 0);
-    json_number(f, "pk_ratio_max_deviation", pk_dev, 0);
-    if (pk_st == 0)
-        fprintf(f, "  \"pk_within_band\": %s,\n", pk_dev <= pk_band ? "true" : "false");
+    json_number(f, "pk_ratio_max_deviation", q->pk_max_deviation, 0);
+    if (q->pk_status == H5ZGPU_PK_DONE)
+        fprintf(f, "  \"pk_within_band\": %s,\n",
+                q->pk_max_deviation <= pk_band ? "true" : "false");
     else
         fprintf(f, "  \"pk_within_band\": null,\n");
-    json_doubles(f, "pk_ratio", pk->ratio, pk_st == 0 ? pk->shells : 0, 0);
+    json_doubles(f, "pk_ratio", pk_ratio, q->pk_status == H5ZGPU_PK_DONE ? q->pk_shells : 0, 0);
     fprintf(f, "  \"error_histogram\": [");
-    for (int k = 0; k < CLI_BINS; k++)
-        fprintf(f, k ? ", %llu" : "%llu", (unsigned long long)q->histogram[k]);
+    for (int k = 0; k < H5ZGPU_QUALITY_BINS; k++)
+        fprintf(f, k ? ", %llu" : "%llu", (unsigned long long)q->error_histogram[k]);
     fprintf(f, "],\n");
-    json_doubles(f, "autocorrelation", q->autocorrelation, CLI_LAGS, 1);
+    fprintf(f, "  \"executor\": \"%s\",\n", q->executor == H5ZGPU_EXEC_GPU ? "gpu" : "cpu");
+    fprintf(f, "  \"seconds\": {\"setup\": %.6f, \"staging\": %.6f, \"pointwise\": %.6f, "
+               "\"stencils\": %.6f, \"ssim\": %.6f, \"power_spectrum\": %.6f},\n",
+            q->seconds_setup, q->seconds_staging, q->seconds_pointwise, q->seconds_stencils,
+            q->seconds_ssim, q->seconds_spectrum);
+    json_doubles(f, "autocorrelation", q->autocorrelation, H5ZGPU_QUALITY_LAGS, 1);
     fprintf(f, "}\n");
 }
 
 static int cmd_check(int argc, char **argv)
 {
     cli_opts o;
-    cli_metrics m;
+    h5zgpu_quality q;
     void *a = NULL, *b = NULL;
+    double *pk_ratio = NULL;
     size_t a_len = 0, b_len = 0;
     char shape[512];
     int rc = CLI_EXIT_FAIL;
@@ -335,37 +343,38 @@ static int cmd_check(int argc, char **argv)
                 cli_dtype_name(o.dtype), shape, raw, o.pos[0], a_len, o.pos[1], b_len);
         goto done;
     }
-    uint64_t missing = 0, missing_differ = 0;
-    if (o.missing_given)
-        missing = cli_mask_missing(a, b, n, o.dtype, o.missing, &missing_differ);
-    cli_metrics_compute(a, b, n, o.dtype, &m);
-    cli_quality q;
-    cli_spectrum_result pk;
-    cli_quality_compute(a, b, o.dtype, o.rank, o.dims, &m, &q);
-    int pk_st = cli_spectrum(a, b, o.dtype, o.rank, o.dims, &pk);
-    cli_spectrum_release();
-    double pk_dev = pk_st == 0 ? cli_spectrum_deviation(&pk, o.kmax) : NAN;
+    /* the spectrum's ratio, shells k = 1..n/2 of a cubic field */
+    size_t shells = o.rank == 3 ? (size_t)o.dims[0] / 2 + 1 : 1;
+    if (!(pk_ratio = malloc(sizeof(double) * shells)))
+        goto done;
+    h5zgpu_quality_options opt = {.has_missing = o.missing_given, .missing = o.missing,
+                                  .pk_ratio = pk_ratio, .pk_capacity = shells, .pk_kmax = o.kmax};
+    if (h5zgpu_quality_compute(a, b, o.dtype, o.rank, o.dims, &opt, &q) != H5ZGPU_OK) {
+        fprintf(stderr, "h5zgpu: %s\n", h5zgpu_last_error());
+        goto done;
+    }
+    h5zgpu_quality_release();
     if (o.json_file) {   /* the object beside the table, for a caller that wants both */
         FILE *f = fopen(o.json_file, "w");
         if (f)
-            check_json(f, &m, &q, missing, missing_differ, pk_st, &pk, pk_dev, o.pk_band);
+            check_json(f, &q, pk_ratio, o.pk_band);
         if (!f || fclose(f) != 0) {
             fprintf(stderr, "h5zgpu: cannot write %s\n", o.json_file);
-            goto done_pk;
+            goto done;
         }
     }
     if (o.json) {
-        check_json(stdout, &m, &q, missing, missing_differ, pk_st, &pk, pk_dev, o.pk_band);
+        check_json(stdout, &q, pk_ratio, o.pk_band);
     } else {
         printf("h5zgpu check %s against %s (-t %s -d %s)\n", o.pos[1], o.pos[0],
                cli_dtype_name(o.dtype), shape);
-        printf("  range          %.6g (min %.6g, max %.6g, %llu finite of %llu)\n", m.range, m.min,
-               m.max, (unsigned long long)m.finite, (unsigned long long)m.n);
-        printf("  max abs error  %.6g\n", m.max_abs_err);
-        printf("  max rel error  %.6g (of the range)\n", m.max_rel_err);
-        printf("  RMSE           %.6g\n", m.rmse);
-        printf("  NRMSE          %.6g\n", m.nrmse);
-        printf("  PSNR           %.2f dB\n", m.psnr);
+        printf("  range          %.6g (min %.6g, max %.6g, %llu finite of %llu)\n", q.range, q.min,
+               q.max, (unsigned long long)q.finite, (unsigned long long)q.elements);
+        printf("  max abs error  %.6g\n", q.max_abs_error);
+        printf("  max rel error  %.6g (of the range)\n", q.max_rel_error);
+        printf("  RMSE           %.6g\n", q.rmse);
+        printf("  NRMSE          %.6g\n", q.nrmse);
+        printf("  PSNR           %.2f dB\n", q.psnr);
         printf("  SNR            %.2f dB\n", q.snr);
         printf("  error          mean %.6g, min %.6g, max %.6g\n", q.mean_error, q.min_error,
                q.max_error);
@@ -373,32 +382,31 @@ static int cmd_check(int argc, char **argv)
         if (q.ssim >= 0)
             printf("  SSIM           %.9f (windows of 8 per axis)\n", q.ssim);
         printf("  PSNR of first differences %.2f dB, second %.2f dB, Laplacian %.2f dB\n",
-               q.stencil_psnr[0], q.stencil_psnr[1], q.stencil_psnr[2]);
+               q.derivative_psnr, q.second_derivative_psnr, q.laplacian_psnr);
         printf("  |error| / |A|  min %.6g, max %.6g, mean %.6g\n", q.min_pw_rel, q.max_pw_rel,
                q.mean_pw_rel);
-        if (pk_st == 0)
+        if (q.pk_status == H5ZGPU_PK_DONE)
             printf("  P(k) ratio     max |P_B/P_A - 1| %.3g over k = 1..%zu: %s the 1 +- %g band\n",
-                   pk_dev, o.kmax && o.kmax < pk.shells ? (size_t)o.kmax : pk.shells,
-                   pk_dev <= o.pk_band ? "within" : "OUTSIDE", o.pk_band);
+                   q.pk_max_deviation, o.kmax && o.kmax < q.pk_shells ? (size_t)o.kmax : q.pk_shells,
+                   q.pk_max_deviation <= o.pk_band ? "within" : "OUTSIDE", o.pk_band);
         else
             printf("  P(k) ratio     %s\n",
-                   pk_st == -2 ? "(no transform: this build has no FFTW3)"
-                               : "(only for cubic 3-D finite fields)");
-        printf("  autocorrelation of the error, lags 1..%d:", CLI_LAGS);
-        for (int k = 0; k < CLI_LAGS; k++)
+                   q.pk_status == H5ZGPU_PK_NO_TRANSFORM
+                       ? "(no transform: this build has no FFTW3)"
+                       : "(only for cubic 3-D finite fields, no point missing)");
+        printf("  autocorrelation of the error, lags 1..%d:", H5ZGPU_QUALITY_LAGS);
+        for (int k = 0; k < H5ZGPU_QUALITY_LAGS; k++)
             printf(" %.3f", q.autocorrelation[k]);
         printf("\n");
         printf("  NaN/Inf        %llu values differ in their bits\n",
-               (unsigned long long)m.nonfinite_mismatch);
+               (unsigned long long)q.nonfinite_mismatch);
         if (o.missing_given)
             printf("  missing %-6g %llu points left out, %llu of them differ in their bits\n",
-                   o.missing, (unsigned long long)missing, (unsigned long long)missing_differ);
+                   o.missing, (unsigned long long)q.missing, (unsigned long long)q.missing_mismatch);
     }
     rc = 0;
-done_pk:
-    if (pk_st == 0)
-        free(pk.ratio);
 done:
+    free(pk_ratio);
     free(a);
     free(b);
     return rc;

@@ -164,28 +164,39 @@ static int try_bound(sw_chunks *c, const cli_opts *o, const h5zgpu_params *base,
     return 0;
 }
 
-/* Judges recon against the field by the criteria given; NAN for a metric not asked for. */
-static int judge(const void *a, const void *b, const cli_opts *o, const cli_power *pa,
-                 const cli_metrics *ma, sw_try *t)
+/* The largest |P_B(k) / P_A(k) - 1| over k = 1..kmax (all shells when 0), as check has it. */
+static double pk_deviation(const double *pa, const double *pb, size_t n, unsigned kmax)
+{
+    double worst = 0;
+    for (size_t k = 1; k <= n / 2 && (kmax == 0 || k <= kmax); k++) {
+        double r = pa[k] > 0 ? pb[k] / pa[k] : (pb[k] > 0 ? INFINITY : 1);
+        worst = fmax(worst, fabs(r - 1));
+    }
+    return worst;
+}
+
+/* Judges recon against the field by the criteria given (pa: the field's P(k), pb room for
+ * recon's); NAN for a metric not asked for. */
+static int judge(const void *a, const void *b, const cli_opts *o, const double *pa, double *pb,
+                 sw_try *t)
 {
     t->psnr = t->ssim = t->pk_dev = NAN;
-    if (!isnan(o->psnr))
-        t->psnr = cli_psnr(a, b, cli_count(o->rank, o->dims), o->dtype, ma->range);
-    if (!isnan(o->ssim))
-        t->ssim = cli_ssim(a, b, o->dtype, o->rank, o->dims, ma->range);
+    if (!isnan(o->psnr) || !isnan(o->ssim)) {
+        h5zgpu_quality q;
+        unsigned skip = H5ZGPU_QUALITY_STATISTICS | H5ZGPU_QUALITY_STENCILS |
+                        H5ZGPU_QUALITY_SPECTRUM | (isnan(o->ssim) ? H5ZGPU_QUALITY_SSIM : 0);
+        if (cli_quality(a, b, o, skip, &q) != 0)
+            return -1;
+        t->psnr = isnan(o->psnr) ? NAN : q.psnr;
+        t->ssim = q.ssim;
+    }
     if (!isnan(o->pk)) {
-        cli_power pb;
-        cli_spectrum_result r;
-        if (cli_power_spectrum(b, o->dtype, o->rank, o->dims, &pb) != 0 ||
-            cli_spectrum_ratio(pa, &pb, &r) != 0) {
-            free(pb.p);
-            fprintf(stderr, "h5zgpu: no power spectrum of the reconstruction (a value that is "
-                            "not finite, or no memory)\n");
+        if (h5zgpu_power_spectrum(b, o->dtype, o->rank, o->dims, NULL, pb) != H5ZGPU_OK) {
+            fprintf(stderr, "h5zgpu: no power spectrum of the reconstruction: %s\n",
+                    h5zgpu_last_error());
             return -1;
         }
-        t->pk_dev = cli_spectrum_deviation(&r, o->kmax);
-        free(r.ratio);
-        free(pb.p);
+        t->pk_dev = pk_deviation(pa, pb, (size_t)o->dims[0], o->kmax);
     }
     t->accepted = (isnan(o->psnr) || t->psnr >= o->psnr) &&
                   (isnan(o->ssim) || t->ssim >= o->ssim) && (isnan(o->pk) || t->pk_dev <= o->pk);
@@ -329,8 +340,8 @@ int cli_sweep(int argc, char **argv)
     uint64_t n = cli_count(o.rank, o.dims);
     int rc = CLI_EXIT_FAIL, win[2] = {-1, -1};
     sw_chunks c;
-    cli_power pa = {0, NULL};
-    cli_metrics ma;
+    double *pa = NULL, *pb = NULL;   /* the field's P(k) and a reconstruction's */
+    h5zgpu_quality ma;
     sw_try *tries = calloc((nb + SW_REFINE) * ncodec, sizeof *tries);
     void *a = cli_read_array(o.pos[0], &o), *recon = malloc((size_t)n * cli_esize(o.dtype));
     memset(&c, 0, sizeof c);
@@ -343,13 +354,21 @@ int cli_sweep(int argc, char **argv)
     uint64_t differ;   /* the chunks hold the missing value; the metrics leave it out */
     if (o.missing_given)
         cli_mask_missing(a, NULL, n, o.dtype, o.missing, &differ);
-    cli_metrics_compute(a, a, n, o.dtype, &ma);   /* the field's range */
-    int pk_st = isnan(o.pk) ? 0 : cli_power_spectrum(a, o.dtype, o.rank, o.dims, &pa);
-    if (pk_st != 0) {
-        fprintf(stderr, "h5zgpu: --pk needs %s\n",
-                pk_st == -2 ? "a transform: a build with FFTW3 (Debian: libfftw3-dev) or cuFFT"
-                            : "a cubic 3-D field of finite values, without a missing value");
+    if (cli_quality(a, a, &o, H5ZGPU_QUALITY_ALL, &ma) != 0)   /* the field's range */
         goto done;
+    if (!isnan(o.pk)) {
+        size_t shells = o.rank == 3 ? (size_t)o.dims[0] / 2 + 1 : 1;
+        pa = malloc(sizeof(double) * shells * 2);
+        pb = pa ? pa + shells : NULL;
+        h5zgpu_status st = pa ? h5zgpu_power_spectrum(a, o.dtype, o.rank, o.dims, NULL, pa)
+                              : H5ZGPU_E_NOMEM;
+        if (st != H5ZGPU_OK) {
+            fprintf(stderr, "h5zgpu: --pk needs %s\n",
+                    st == H5ZGPU_E_UNSUPPORTED
+                        ? "a transform: a build with FFTW3 (Debian: libfftw3-dev) or cuFFT"
+                        : "a cubic 3-D field of finite values, without a missing value");
+            goto done;
+        }
     }
     if (!o.json) {
         char shape[512];
@@ -390,7 +409,7 @@ int cli_sweep(int argc, char **argv)
             if (o.missing_given)   /* back bit for bit (the codec's fill value) */
                 cli_mask_missing(recon, NULL, n, o.dtype, o.missing, &differ);
             double t1 = cli_now();
-            if (judge(a, recon, &o, &pa, &ma, t) != 0)
+            if (judge(a, recon, &o, pa, pb, t) != 0)
                 goto done;
             t->codec_s = t1 - t0;
             t->judge_s = cli_now() - t1;
@@ -414,8 +433,8 @@ int cli_sweep(int argc, char **argv)
     rc = win[0] >= 0 || win[1] >= 0 ? 0 : CLI_EXIT_FAIL;
 done:
     chunks_free(&c);
-    cli_spectrum_release();
-    free(pa.p);
+    h5zgpu_quality_release();
+    free(pa);
     free(tries);
     free(a);
     free(recon);

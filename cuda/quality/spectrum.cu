@@ -31,7 +31,7 @@ __global__ void widen(const T *in, double *x, size_t total, unsigned *bad)
     }
 }
 
-/* tools/spectrum.c's shells(): shell round(|k|), the half spectrum's planes 0 < kx < n/2
+/* quality/src/spectrum.c's shells(): shell round(|k|), the half spectrum's planes 0 < kx < n/2
  * counted twice. */
 __global__ void shell_sums(const cufftDoubleComplex *f, size_t n, double *sums)
 {
@@ -89,7 +89,8 @@ static int workspace(size_t n)
     return 0;
 }
 
-int hzq_power_spectrum_gpu(const void *in, int is_f32, size_t n, double *p, double *w)
+int hzq_power_spectrum_gpu(const void *in, int in_device, int is_f32, size_t n, double *p,
+                           double *w)
 {
     const size_t nh = n / 2 + 1, total = n * n * n, shared = sizeof(double) * 2 * nh;
     int device_count = 0;
@@ -99,17 +100,18 @@ int hzq_power_spectrum_gpu(const void *in, int is_f32, size_t n, double *p, doub
         cudaGetLastError();
         return -2;
     }
-    /* the field as it came goes through the spectrum's buffer, which is at least as large */
+    /* a host field goes through the spectrum's buffer, which is at least as large */
     const size_t blocks = (total + SPEC_THREADS - 1) / SPEC_THREADS;
     const unsigned grid = (unsigned)(blocks < 4096 ? blocks : 4096);
-    int ok = cudaMemcpy(ws.f, in, total * (is_f32 ? 4 : 8), cudaMemcpyHostToDevice) ==
-                 cudaSuccess &&
+    int ok = (in_device || cudaMemcpy(ws.f, in, total * (is_f32 ? 4 : 8),
+                                      cudaMemcpyHostToDevice) == cudaSuccess) &&
              cudaMemset(ws.bad, 0, sizeof(unsigned)) == cudaSuccess &&
              cudaMemset(ws.sums, 0, shared) == cudaSuccess;
+    const void *field = in_device ? in : (const void *)ws.f;
     if (ok && is_f32)
-        widen<float><<<grid, SPEC_THREADS>>>((const float *)ws.f, ws.x, total, ws.bad);
+        widen<float><<<grid, SPEC_THREADS>>>((const float *)field, ws.x, total, ws.bad);
     else if (ok)
-        widen<double><<<grid, SPEC_THREADS>>>((const double *)ws.f, ws.x, total, ws.bad);
+        widen<double><<<grid, SPEC_THREADS>>>((const double *)field, ws.x, total, ws.bad);
     ok = ok && cudaGetLastError() == cudaSuccess &&
          cufftExecD2Z(ws.plan, ws.x, ws.f) == CUFFT_SUCCESS;
     if (ok)

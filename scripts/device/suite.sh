@@ -23,6 +23,10 @@
 #   bash scripts/device/suite.sh nyx       the nyx_writer runs of io alone
 #   bash scripts/device/suite.sh sweep     h5zgpu sweep --pk 0.01 on each of the six fields (and
 #                                          --kmax 64 on one), --psnr 80 on one: winners, seconds
+#   bash scripts/device/suite.sh quality   the quality metrics: ctest quality_* (GPU against CPU),
+#                                          compute-sanitizer; check of 512^3 pairs on the GPU and
+#                                          on the CPU's cores (bench/check_times.py: seconds per
+#                                          pattern, agreement); sweep --pk and --ssim on one field
 #   bash scripts/device/suite.sh nan       velocity_x with NaN over half of it (bench/mask_nan.py):
 #                                          CPU/GPU identity of codecs 1 and 2, then gpu_bench, and
 #                                          the baseline's too where .baseline/ was carried
@@ -33,7 +37,7 @@
 #                                          library); nyx_writer on 1, 2, 4 ranks (one GPU each,
 #                                          as many as the machine has), and the AMReX layout
 set -uo pipefail
-part=${1:?tests, identity, bench, bench2, huffman, profile, compare, sweep, nan, nyx or io}
+part=${1:?tests, identity, bench, bench2, huffman, profile, compare, sweep, quality, nan, nyx or io}
 OUT=${OUT:-$PWD/out}
 N=${N:-512}
 B=$PWD/build-dev
@@ -48,6 +52,9 @@ export H5ZGPU_APT=0 PYTHON=python3 H5ZGPU_VERBOSE=1
 step() { printf '== %s (at %d s)\n' "$*" "$SECONDS"; }
 
 step "build"
+# the quality part builds what it runs alone (a fresh machine's whole build takes minutes)
+build_targets=
+[ "$part" = quality ] && build_targets="--target h5zgpu quality_gpu quality_api"
 # FFTW3 for the power spectrum of check and sweep, where fetch-hdf5-debs.sh brought it
 FFTW_FLAGS=
 if [ -f "$HDF5_ROOT/include/fftw3.h" ]; then
@@ -60,7 +67,7 @@ cmake -S . -B "$B" -DH5ZGPU_CUDA=ON -DHDF5_C_COMPILER_EXECUTABLE=/nonexistent \
   -DHDF5_C_INCLUDE_DIR="$HDF5_ROOT/include/hdf5/serial" \
   -DHDF5_hdf5_LIBRARY_RELEASE="$H5DEB_LIB/libhdf5.so" $H5ZGPU_MPI_CMAKE_FLAGS $FFTW_FLAGS \
   >"$OUT/configure.log" 2>&1 &&
-  cmake --build "$B" -j "$(nproc)" >"$OUT/build.log" 2>&1 ||
+  cmake --build "$B" -j "$(nproc)" $build_targets >"$OUT/build.log" 2>&1 ||
   { tail -n 30 "$OUT/configure.log" "$OUT/build.log"; exit 1; }
 grep -E '^-- h5zgpu:' "$OUT/configure.log"
 
@@ -211,6 +218,53 @@ for c, w in j["winners"].items():
   timeout 90 "$B/bin/h5zgpu" sweep "$DATA/nyx_velocity_x.f32" -t f32 -d "$N,$N,$N" --psnr 80 \
     --codec huffman --json >"$OUT/sweep.json" 2>"$OUT/sweep.err"
   summary "$OUT/sweep.json"
+  ;;
+quality)
+  nvidia-smi --query-gpu=name --format=csv,noheader; date -u +%FT%TZ
+  step "ctest quality_api, quality_gpu"
+  (cd "$B" && timeout 120 ctest -R '^quality' --output-on-failure) | tail -n 4
+  "$B/test/gpu/quality_gpu" | tail -n 12
+  step "compute-sanitizer on quality_gpu"
+  timeout 200 compute-sanitizer --error-exitcode 9 "$B/test/gpu/quality_gpu" \
+    >"$OUT/quality-sanitizer.log" 2>&1
+  echo "exit $?"; grep -E 'ERROR SUMMARY|checks' "$OUT/quality-sanitizer.log"
+  need_fields
+  for f in velocity_x temperature; do
+    step "$f: Huffman REL 1e-3 on the GPU, then check on the GPU and on $(nproc) cores"
+    "$B/bin/h5zgpu" compress -i "$DATA/nyx_$f.f32" -o /tmp/q.h5zc -t f32 -d "$N,$N,$N" \
+      --codec huffman --mode rel --eb 1e-3 | grep -E 'ratio|max abs'
+    "$B/bin/h5zgpu" decompress -i /tmp/q.h5zc -o /tmp/q.f32 >/dev/null
+    for dev in gpu cpu; do
+      s0=$EPOCHREALTIME
+      H5ZGPU_DEVICE=$dev timeout 200 "$B/bin/h5zgpu" check "$DATA/nyx_$f.f32" /tmp/q.f32 \
+        -t f32 -d "$N,$N,$N" --json >"$OUT/check-$dev.json"
+      echo "check on the $dev: exit $?, $(awk "BEGIN { print $EPOCHREALTIME - $s0 }") s for the command"
+    done
+    python3 bench/check_times.py "$OUT/check-gpu.json" "$OUT/check-cpu.json"
+  done
+  step "sweep --pk 0.01 --kmax 64, velocity_x (both codecs)"
+  s0=$SECONDS
+  timeout 150 "$B/bin/h5zgpu" sweep "$DATA/nyx_velocity_x.f32" -t f32 -d "$N,$N,$N" --pk 0.01 \
+    --kmax 64 --json >"$OUT/sweep-pk.json" 2>"$OUT/sweep.err"
+  echo "exit $? after $((SECONDS - s0)) s"
+  python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+t = j["tries"]
+print("winners", {c: w and (w["eb"], w["ratio"]) for c, w in j["winners"].items()},
+      "| %d tries, codec %.3f s, metrics %.3f s a try" % (len(t),
+      sum(x["codec_seconds"] for x in t) / len(t), sum(x["metrics_seconds"] for x in t) / len(t)))' \
+    "$OUT/sweep-pk.json"
+  step "sweep --ssim 0.9999 --psnr 80 --codec huffman, velocity_x (metrics on the GPU)"
+  s0=$SECONDS
+  timeout 150 "$B/bin/h5zgpu" sweep "$DATA/nyx_velocity_x.f32" -t f32 -d "$N,$N,$N" \
+    --ssim 0.9999 --psnr 80 --codec huffman --json >"$OUT/sweep.json" 2>"$OUT/sweep.err"
+  echo "exit $? after $((SECONDS - s0)) s"
+  python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+t = j["tries"]
+print("winner", j["winners"], "| %d tries, codec %.3f s, metrics %.3f s a try" % (len(t),
+      sum(x["codec_seconds"] for x in t) / len(t), sum(x["metrics_seconds"] for x in t) / len(t)))' \
+    "$OUT/sweep.json"
   ;;
 nan)
   need_fields
