@@ -5,30 +5,28 @@
 // scheduling). The histogram is counted in shared memory, then added to the global one.
 #include "gpu.h"
 #include "metrics_device.cuh"
-extern "C" {
-#include "parallel.h"
-}
 
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #define THREADS 256
 
-// Host arrays reach the device through two pinned buffers in turn: the host's cores copy one
-// slice into a buffer while the other's slice crosses to the device (pageable cudaMemcpy, and
-// one core's memcpy, run at a fraction of the link's speed).
-#define SLICE_BYTES (64u << 20)
-#define SLICE_PARTS 16
+// Host arrays reach the device in lanes: each of the host's threads copies its share of the
+// array, slice by slice, into a pinned buffer of its own and sends it on a stream of its own
+// (pageable cudaMemcpy, and one core's memcpy into pinned memory, run at a fraction of the
+// link's speed).
+#define LANES 16
+#define LANE_BYTES (2u << 20)
 
 static struct {
     void *a, *b;        // staged host arrays
     size_t cap;         // bytes of each
     void *partials;     // one partial sum per CTA
     size_t partials_cap;
-    void *pinned[2];    // staging slices
-    cudaStream_t stream[2];
-    cudaEvent_t free_again[2];   // the slice's copy to the device is done
+    void *pinned[LANES];   // each lane's slice
+    cudaStream_t stream[LANES];
     char error[256];
 } g;
 
@@ -65,20 +63,17 @@ static int use(int device)
     return e == cudaSuccess ? 0 : hzq_gpu_fail(e, "cudaSetDevice");
 }
 
-// The pinned slices, their streams and events, made once.
-static cudaError_t slices(void)
+// The lanes' pinned slices and streams, made once.
+static cudaError_t lanes(void)
 {
     cudaError_t e = cudaSuccess;
-    for (int k = 0; k < 2 && e == cudaSuccess; k++) {
+    for (int k = 0; k < LANES && e == cudaSuccess; k++) {
         if (g.pinned[k])
             continue;
-        if ((e = cudaMallocHost(&g.pinned[k], SLICE_BYTES)) != cudaSuccess) {
+        if ((e = cudaMallocHost(&g.pinned[k], LANE_BYTES)) != cudaSuccess) {
             g.pinned[k] = NULL;
-            break;
-        }
-        if ((e = cudaStreamCreateWithFlags(&g.stream[k], cudaStreamNonBlocking)) == cudaSuccess)
-            e = cudaEventCreateWithFlags(&g.free_again[k], cudaEventDisableTiming);
-        if (e != cudaSuccess) {
+        } else if ((e = cudaStreamCreateWithFlags(&g.stream[k], cudaStreamNonBlocking)) !=
+                   cudaSuccess) {
             cudaFreeHost(g.pinned[k]);
             g.pinned[k] = NULL;
         }
@@ -86,38 +81,61 @@ static cudaError_t slices(void)
     return e;
 }
 
-// One slice's copy into pinned memory, in SLICE_PARTS parts over the cores.
-struct slice_copy {
-    char *to;
-    const char *from;
-    size_t len;
+// One array's copy to the device: lane t, a thread of its own, sends slices t, t + LANES, ...
+struct stage_job {
+    char *dst;
+    const char *src;
+    size_t bytes;
+    int device;
 };
 
-static void copy_part(void *ctx, uint64_t i)
+struct stage_lane_arg {
+    const stage_job *job;
+    int lane;
+    cudaError_t error;
+};
+
+static void *stage_lane(void *arg)
 {
-    const slice_copy *c = static_cast<const slice_copy *>(ctx);
-    const size_t part = (c->len + SLICE_PARTS - 1) / SLICE_PARTS, at = i * part;
-    if (at < c->len)
-        memcpy(c->to + at, c->from + at, c->len - at < part ? c->len - at : part);
+    stage_lane_arg *l = static_cast<stage_lane_arg *>(arg);
+    const stage_job *j = l->job;
+    const int t = l->lane;
+    cudaError_t e = cudaSetDevice(j->device);   // a new thread starts on device 0
+    for (size_t at = (size_t)t * LANE_BYTES; at < j->bytes && e == cudaSuccess;
+         at += (size_t)LANES * LANE_BYTES) {
+        const size_t len = j->bytes - at < LANE_BYTES ? j->bytes - at : LANE_BYTES;
+        if ((e = cudaStreamSynchronize(g.stream[t])) != cudaSuccess)   // the slice is free
+            break;
+        memcpy(g.pinned[t], j->src + at, len);
+        e = cudaMemcpyAsync(j->dst + at, g.pinned[t], len, cudaMemcpyHostToDevice, g.stream[t]);
+    }
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(g.stream[t]);
+    l->error = e;
+    return NULL;
 }
 
-// bytes of host memory `src` to device memory `dst` through the slices; waits for the last.
-static cudaError_t to_device(void *dst, const void *src, size_t bytes, int *turn)
+// Lanes whose thread cannot be started run on the caller's.
+static cudaError_t to_device(void *dst, const void *src, size_t bytes, int device)
 {
-    cudaError_t e = cudaSuccess;
-    for (size_t at = 0; at < bytes && e == cudaSuccess; at += SLICE_BYTES) {
-        const int k = (*turn)++ & 1;
-        const size_t len = bytes - at < SLICE_BYTES ? bytes - at : SLICE_BYTES;
-        if ((e = cudaEventSynchronize(g.free_again[k])) != cudaSuccess)
-            break;
-        slice_copy c = {static_cast<char *>(g.pinned[k]), (const char *)src + at, len};
-        hz_parallel_for(SLICE_PARTS, copy_part, &c);
-        if ((e = cudaMemcpyAsync((char *)dst + at, g.pinned[k], len, cudaMemcpyHostToDevice,
-                                 g.stream[k])) == cudaSuccess)
-            e = cudaEventRecord(g.free_again[k], g.stream[k]);
+    const stage_job j = {static_cast<char *>(dst), static_cast<const char *>(src), bytes, device};
+    stage_lane_arg arg[LANES];
+    pthread_t tid[LANES];
+    int started[LANES];
+    for (int t = 0; t < LANES; t++) {
+        arg[t] = {&j, t, cudaSuccess};
+        started[t] = pthread_create(&tid[t], NULL, stage_lane, &arg[t]) == 0;
     }
-    for (int k = 0; k < 2 && e == cudaSuccess; k++)
-        e = cudaStreamSynchronize(g.stream[k]);
+    for (int t = 0; t < LANES; t++)
+        if (!started[t])
+            stage_lane(&arg[t]);
+    cudaError_t e = cudaSuccess;
+    for (int t = 0; t < LANES; t++) {
+        if (started[t])
+            pthread_join(tid[t], NULL);
+        if (e == cudaSuccess)
+            e = arg[t].error;
+    }
     return e;
 }
 
@@ -150,9 +168,8 @@ int hzq_gpu_stage(int device, const void *a, const void *b, size_t bytes, int de
             return hzq_gpu_fail(e, "device memory for the two arrays");
         g.cap = bytes;
     }
-    int turn = 0;
-    if ((e = slices()) != cudaSuccess || (e = to_device(g.a, a, bytes, &turn)) != cudaSuccess ||
-        (b && (e = to_device(g.b, b, bytes, &turn)) != cudaSuccess))
+    if ((e = lanes()) != cudaSuccess || (e = to_device(g.a, a, bytes, device)) != cudaSuccess ||
+        (b && (e = to_device(g.b, b, bytes, device)) != cudaSuccess))
         return hzq_gpu_fail(e, "copying the arrays to the GPU");
     *da = g.a;
     *db = b ? g.b : NULL;
@@ -164,11 +181,10 @@ void hzq_gpu_release(void)
     cudaFree(g.a);
     cudaFree(g.b);
     cudaFree(g.partials);
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < LANES; k++)
         if (g.pinned[k]) {
             cudaFreeHost(g.pinned[k]);
             cudaStreamDestroy(g.stream[k]);
-            cudaEventDestroy(g.free_again[k]);
         }
     memset(&g, 0, sizeof g);
 }
