@@ -89,6 +89,14 @@ def test_cdvalues_command_matches_helper(h5zgpu_bin, codec, mode, eb):
         f"compression=33900, compression_opts=({c}, {m}, {lo}, {hi})"]
 
 
+def test_cdvalues_fixed_ratio_matches_helper(h5zgpu_bin):
+    out = run(h5zgpu_bin, "cdvalues", "--mode", "ratio", "--target", "10")
+    c, m, lo, hi = h5zgpu.cd_values("huffman", mode="ratio", target=10)
+    assert out.stdout.splitlines() == [
+        f"UD=33900,0,4,{c},{m},{lo},{hi}",
+        f"compression=33900, compression_opts=({c}, {m}, {lo}, {hi})"]
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 def test_cdvalues_missing_value_matches_helper(h5zgpu_bin, dtype):
     out = run(h5zgpu_bin, "cdvalues", "--codec", "fixed", "--mode", "abs", "--eb", "0.01",
@@ -102,8 +110,9 @@ def test_cdvalues_missing_value_matches_helper(h5zgpu_bin, dtype):
 
 @pytest.mark.parametrize("args,text", [
     (["cdvalues", "--mode", "abs", "--eb", "-1"], "not a finite number >= 0"),
-    (["cdvalues", "--mode", "bogus", "--eb", "1"], "abs, rel or pwrel"),
-    (["cdvalues", "--eb", "1"], "--mode and --eb are required"),
+    (["cdvalues", "--mode", "bogus", "--eb", "1"], "abs, rel, pwrel or ratio"),
+    (["cdvalues", "--eb", "1"], "--mode and --eb (--target for --mode ratio) are required"),
+    (["cdvalues", "--mode", "ratio", "--target", "1"], "target ratio 1 is not above 1"),
     (["compress", "-i", "x", "-o", "y", "-t", "f16", "-d", "4", "--mode", "abs", "--eb", "1"],
      "f32 or f64"),
     (["compress", "-i", "x", "-o", "y", "-t", "f32", "-d", "4,0", "--mode", "abs", "--eb", "1"],

@@ -22,8 +22,9 @@ static const opt_def OPTS[] = {
     {"-t", "--type", OPT_TYPE, "f32 or f64"},
     {"-d", "--dims", OPT_DIMS, "dimensions like 512,512,512"},
     {NULL, "--codec", OPT_CODEC, "auto, fixed or huffman"},
-    {NULL, "--mode", OPT_MODE, "abs, rel or pwrel"},
+    {NULL, "--mode", OPT_MODE, "abs, rel, pwrel or ratio"},
     {NULL, "--eb", OPT_EB, "a number like 1e-3"},
+    {NULL, "--target", OPT_EB, "a target ratio like 10 (--mode ratio; the same as --eb)"},
     {NULL, "--json", OPT_JSON, NULL},
     {NULL, "--missing", OPT_MISSING, "a number like -1e34"},
     {NULL, "--radius", OPT_RADIUS, "an integer 2..1024 (the Huffman codec's radius)"},
@@ -39,7 +40,7 @@ static const opt_def OPTS[] = {
 };
 
 static const char *const CODEC_NAMES[] = {"auto", "fixed", "huffman"};
-static const char *const MODE_NAMES[] = {"abs", "rel", "pwrel"};
+static const char *const MODE_NAMES[] = {"abs", "rel", "pwrel", "ratio"};
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 const char *cli_codec_name(unsigned codec)

@@ -10,6 +10,7 @@
 static const char USAGE[] =
     "usage:\n"
     "  h5zgpu cdvalues [--codec auto|fixed|huffman] --mode abs|rel|pwrel --eb X\n"
+    "                  (or --mode ratio --target R: each chunk's bound chosen for ratio R)\n"
     "                  [--missing V [-t f32|f64]]  (a missing value; -t f32 rounds it to float32)\n"
     "                  [--radius R]  (Huffman: deltas within +-R are coded, 2..1024, default 512)\n"
     "                  [--nccopy VAR]\n"
@@ -44,7 +45,7 @@ static const char USAGE[] =
 static int build_params(const cli_opts *o, int need_shape, h5zgpu_params *p)
 {
     if (o->mode < 0 || !o->eb_given)
-        return cli_usage_error("--mode and --eb are required");
+        return cli_usage_error("--mode and --eb (--target for --mode ratio) are required");
     if (need_shape && (!o->dtype || !o->rank))
         return cli_usage_error("-t f32|f64 and -d Z,Y,X are required");
     memset(p, 0, sizeof *p);
@@ -170,7 +171,8 @@ static int cmd_compress(int argc, char **argv)
     shape_of.missing_given = 0;
     if (cli_quality(in, back, &shape_of, H5ZGPU_QUALITY_ALL, &m) != 0)
         goto done;
-    double worst = cli_worst_error_over_bound(in, back, n, p.dtype, p.mode, p.eb, &m);
+    /* the bound the header records: a fixed-ratio chunk chose its own */
+    double worst = cli_worst_error_over_bound(in, back, n, p.dtype, info.mode, info.eb, &m);
     cli_rate(rate_c, sizeof rate_c, (double)raw, t1 - t0);
     cli_rate(rate_d, sizeof rate_d, (double)raw, t3 - t2);
 

@@ -332,6 +332,8 @@ int cli_sweep(int argc, char **argv)
         return cli_usage_error("sweep needs a criterion: --pk X, --psnr X or --ssim X");
     if (o.mode < 0)
         o.mode = H5ZGPU_MODE_REL;
+    if (o.mode == H5ZGPU_MODE_RATIO)
+        return cli_usage_error("sweep searches a bound: --mode abs, rel or pwrel");
     const unsigned both[2] = {H5ZGPU_CODEC_FIXED, H5ZGPU_CODEC_HUFFMAN};
     unsigned one = (unsigned)o.codec;
     const unsigned *codecs = o.codec < 0 ? both : &one;

@@ -43,7 +43,10 @@ typedef enum h5zgpu_codec {
 typedef enum h5zgpu_mode {
     H5ZGPU_MODE_ABS = 0,   /* |x' - x| <= eb */
     H5ZGPU_MODE_REL = 1,   /* |x' - x| <= eb * (max - min) of the chunk's finite values */
-    H5ZGPU_MODE_PWREL = 2  /* |x' - x| <= eb * |x|, pointwise; 0 <= eb < 1 */
+    H5ZGPU_MODE_PWREL = 2, /* |x' - x| <= eb * |x|, pointwise; 0 <= eb < 1 */
+    H5ZGPU_MODE_RATIO = 3  /* fixed ratio: eb is the target ratio (> 1); each chunk takes the
+                            * absolute bound that brings it nearest the target, records it in
+                            * its header and honours it */
 } h5zgpu_mode;
 
 typedef enum h5zgpu_dtype {

@@ -59,9 +59,13 @@ h5zgpu_status h5zgpu_params_check(const h5zgpu_params *p)
         return hz_fail(H5ZGPU_E_INVALID_ARG,
                        "Huffman radius %u is outside 2..%u (0 means the default, %u)", p->radius,
                        HF_RADIUS_MAX, HF_RADIUS_DEFAULT);
-    if ((unsigned)p->mode > H5ZGPU_MODE_PWREL)
-        return hz_fail(H5ZGPU_E_INVALID_ARG, "error mode %u does not exist (0=ABS, 1=REL, 2=PWREL)",
+    if ((unsigned)p->mode > H5ZGPU_MODE_RATIO)
+        return hz_fail(H5ZGPU_E_INVALID_ARG,
+                       "error mode %u does not exist (0=ABS, 1=REL, 2=PWREL, 3=fixed ratio)",
                        (unsigned)p->mode);
+    if (p->mode == H5ZGPU_MODE_RATIO && !(p->eb > 1 && p->eb <= HZ_RATIO_MAX))
+        return hz_fail(H5ZGPU_E_INVALID_ARG, "target ratio %g is not above 1 and at most %g",
+                       p->eb, HZ_RATIO_MAX);
     if (!(p->eb >= 0) || !hz_is_finite(p->eb))
         return hz_fail(H5ZGPU_E_INVALID_ARG,
                        "error bound %g is not a finite number >= 0 (0 means lossless)", p->eb);
@@ -121,23 +125,34 @@ static int keeps_fine_codes(const h5zgpu_params *p)
 typedef struct host_run {
     hz_target t;
     const void *in;
-    int quant_ready;
+    int stats_ready, quant_ready;   /* the statistics of stats_mode; the quantiser of p */
+    h5zgpu_mode stats_mode;
+    int any;
+    double lo, hi;
+    qz_census census;
     qz_quant Q;
+    h5zgpu_mode quant_mode;   /* what Q was set up for (fixed ratio tries several bounds) */
+    double quant_eb;
 } host_run;
 
 static const qz_quant *cpu_quant(host_run *h, const h5zgpu_params *p)
 {
-    if (!h->quant_ready) {
-        const int is_f32 = p->dtype == H5ZGPU_FLOAT32;
-        int any;
-        double lo, hi;
-        qz_census census;
-        qz_quant F = {.is_f32 = is_f32, .has_fill = p->has_fill, .fill_bits = hz_fill_bits(p)};
-        qz_stats_cpu(h->in, hz_count(p->rank, p->dims), &F, p->mode, &any, &lo, &hi, &census);
-        qz_init(&h->Q, p->mode, p->eb, is_f32, any, lo, hi);
+    const int is_f32 = p->dtype == H5ZGPU_FLOAT32;
+    qz_quant F = {.is_f32 = is_f32, .has_fill = p->has_fill, .fill_bits = hz_fill_bits(p)};
+    if (!h->stats_ready || h->stats_mode != p->mode) {
+        qz_stats_cpu(h->in, hz_count(p->rank, p->dims), &F, p->mode, &h->any, &h->lo, &h->hi,
+                     &h->census);
+        h->stats_ready = 1;
+        h->stats_mode = p->mode;
+        h->quant_ready = 0;
+    }
+    if (!h->quant_ready || h->quant_mode != p->mode || h->quant_eb != p->eb) {
+        qz_init(&h->Q, p->mode, p->eb, is_f32, h->any, h->lo, h->hi);
         h->Q.keep = keeps_fine_codes(p);
-        qz_choose_fill(&h->Q, F.has_fill, F.fill_bits, &census);
+        qz_choose_fill(&h->Q, F.has_fill, F.fill_bits, &h->census);
         h->quant_ready = 1;
+        h->quant_mode = p->mode;
+        h->quant_eb = p->eb;
     }
     return &h->Q;
 }

@@ -57,7 +57,7 @@ static int user_part(size_t n, const unsigned cd[], h5zgpu_params *p, size_t *ul
                  cd[0]);
         return -1;
     }
-    if (cd[1] > H5ZGPU_MODE_PWREL) {
+    if (cd[1] > H5ZGPU_MODE_RATIO) {
         snprintf(why, whylen,
                  "cd_values[1]=%u is not an error mode; cd_values must be " HZF_LAYOUT_HINT, cd[1]);
         return -1;

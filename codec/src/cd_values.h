@@ -21,10 +21,11 @@
 #define HZF_MAX_NELMTS (HZF_USER_MAX_NELMTS + HZF_LOCAL_FIXED + H5ZGPU_MAX_RANK)
 #define HZF_WHY_LEN 640
 
-#define HZF_LAYOUT_HINT                                                                          \
-    "{codec (0 auto, 1 fixed, 2 huffman), mode (0 ABS, 1 REL, 2 PWREL), eb low word, eb high " \
-    "word}, optionally followed by {flags (bit 0: a missing value follows, bit 2: a Huffman "    \
-    "radius follows), missing value low word, high word, radius}"
+#define HZF_LAYOUT_HINT                                                                     \
+    "{codec (0 auto, 1 fixed, 2 huffman), mode (0 ABS, 1 REL, 2 PWREL, 3 fixed ratio), eb " \
+    "(mode 3: the target ratio) low word, high word}, optionally followed by {flags (bit "  \
+    "0: a missing value follows, bit 2: a Huffman radius follows), missing value low word, " \
+    "high word, radius}"
 
 /* The user's values, as can_apply sees them: codec, mode, bound, the missing value (as the fill)
  * and the radius go into p; *ulen is the length of the user's part. What follows it must be

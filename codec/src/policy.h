@@ -35,8 +35,12 @@ struct hz_runner {
     void *ctx;
 };
 
+/* The largest target ratio H5ZGPU_MODE_RATIO takes. */
+#define HZ_RATIO_MAX 1e6
+
 /* Writes the chunk of r->p (checked by the caller) into out (out_cap bytes, at least
- * h5zgpu_compress_bound). */
+ * h5zgpu_compress_bound). A fixed-ratio chunk is written as an ABS (or REL) chunk whose bound
+ * brings its size nearest the target: the header records that bound. */
 h5zgpu_status hz_write_chunk(const hz_runner *r, uint8_t *out, size_t out_cap, size_t *out_len);
 
 #endif

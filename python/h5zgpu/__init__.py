@@ -30,7 +30,8 @@ FILTER_ID = 33900
 FILTER_NAME = "h5zgpu"
 PLUGIN_FILE = "libh5zgpu_filter.so"
 CODECS = {"auto": 0, "fixed": 1, "huffman": 2}
-MODES = {"abs": 0, "rel": 1, "pwrel": 2}
+MODES = {"abs": 0, "rel": 1, "pwrel": 2, "ratio": 3}
+RATIO_MAX = 1e6
 # the densest codec, and on a GPU the fastest (docs/USAGE.md, "Which codec"); the h5zgpu
 # command's default too
 DEFAULT_CODEC = "huffman"
@@ -67,11 +68,14 @@ def eb_from_words(lo, hi):
 RADIUS_MIN, RADIUS_MAX = 2, 1024
 
 
-def cd_values(codec=DEFAULT_CODEC, *, mode, eb, missing=None, dtype=None, radius=None):
+def cd_values(codec=DEFAULT_CODEC, *, mode, eb=None, missing=None, dtype=None, radius=None,
+              target=None):
     """The filter's cd_values (codec, mode, eb_lo, eb_hi) for the given codec, mode and bound.
 
-    codec: "auto" | "fixed" | "huffman" (or 0, 1, 2); mode: "abs" | "rel" | "pwrel" (or 0, 1, 2);
-    eb: finite and >= 0 (0 means lossless); below 1 for "pwrel".
+    codec: "auto" | "fixed" | "huffman" (or 0, 1, 2); mode: "abs" | "rel" | "pwrel" | "ratio"
+    (or 0..3); eb: finite and >= 0 (0 means lossless); below 1 for "pwrel". mode "ratio" takes
+    target (the ratio each chunk aims at, above 1) instead of eb: each chunk chooses its bound
+    and records it in its header.
     missing: an optional missing value; dtype: the dataset's element type, to round the missing
     value to float32 when it is. radius: the Huffman codec's quantisation radius (2..1024,
     default 512). Optional values follow a flags word (bit 0 missing, bit 2 radius) as
@@ -79,6 +83,16 @@ def cd_values(codec=DEFAULT_CODEC, *, mode, eb, missing=None, dtype=None, radius
     """
     c = _pick("codec", codec, CODECS)
     m = _pick("error mode", mode, MODES)
+    if m == MODES["ratio"]:
+        if (target is None) == (eb is None):
+            raise ValueError("h5zgpu: mode 'ratio' takes target=R (the ratio), not eb")
+        eb = _real("target ratio", target if target is not None else eb)
+        if not (math.isfinite(eb) and 1 < eb <= RATIO_MAX):
+            raise ValueError(f"h5zgpu: target ratio {eb!r} is not above 1 and at most "
+                             f"{RATIO_MAX:g}")
+    elif target is not None or eb is None:
+        raise ValueError("h5zgpu: give eb for modes 'abs', 'rel' and 'pwrel' (target is mode "
+                         "'ratio''s)")
     eb = _real("error bound", eb)
     if not (math.isfinite(eb) and eb >= 0):
         raise ValueError(f"h5zgpu: error bound {eb!r} is not a finite number >= 0 "
@@ -148,17 +162,18 @@ def _missing_value(missing, dtype):
     return struct.unpack("<f", struct.pack("<f", missing))[0]
 
 
-def filter(codec=DEFAULT_CODEC, *, mode, eb, missing=None, dtype=None,  # noqa: A001 - users' name
-           radius=None):
+def filter(codec=DEFAULT_CODEC, *, mode, eb=None, missing=None,  # noqa: A001 - users' name
+           dtype=None, radius=None, target=None):
     """Keyword arguments for h5py's create_dataset: compression=33900 and its compression_opts.
 
     missing: an optional missing value (netCDF's _FillValue) that comes back bit for bit and stays
     out of REL ranges; give dtype (e.g. numpy.float32) to round it to a float32 dataset's type.
     radius: the Huffman codec's quantisation radius (2..1024; default 512).
+    target: mode "ratio"'s target ratio, e.g. filter(mode="ratio", target=10).
     """
     return {"compression": FILTER_ID,
             "compression_opts": cd_values(codec, mode=mode, eb=eb, missing=missing, dtype=dtype,
-                                          radius=radius)}
+                                          radius=radius, target=target)}
 
 
 def _source_build_dir():
@@ -265,9 +280,9 @@ class _H5zgpu(_filter_base()):
     filter_id = FILTER_ID
     codec = None
 
-    def __init__(self, *, mode, eb, missing=None, dtype=None, radius=None):
+    def __init__(self, *, mode, eb=None, missing=None, dtype=None, radius=None, target=None):
         self.filter_options = cd_values(self.codec, mode=mode, eb=eb, missing=missing,
-                                        dtype=dtype, radius=radius)
+                                        dtype=dtype, radius=radius, target=target)
 
     def __repr__(self):
         return f"h5zgpu.{type(self).__name__}(cd_values={self.filter_options})"

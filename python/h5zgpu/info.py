@@ -35,6 +35,8 @@ def _describe(cd):
     codec = _CODEC_NAMES.get(cd[0], f"?{cd[0]}")
     mode = _MODE_NAMES.get(cd[1], f"?{cd[1]}")
     bound = f"{eb_from_words(cd[2], cd[3]):g}"
+    if cd[1] == MODES["ratio"]:   # each chunk's own bound is in its header
+        bound = f"target ratio {bound}"
     extras = []
     if len(cd) > 4 and cd[4] & 1 and len(cd) > 6:
         extras.append(f"missing {eb_from_words(cd[5], cd[6]):g}")

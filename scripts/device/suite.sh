@@ -27,6 +27,9 @@
 #                                          compute-sanitizer; check of 512^3 pairs on the GPU and
 #                                          on the CPU's cores (bench/check_times.py: seconds per
 #                                          pattern, agreement); sweep --pk and --ssim on one field
+#   bash scripts/device/suite.sh ratio     fixed ratio: ratio_test and golden with H5ZGPU_DEVICE=gpu,
+#                                          gpu_identity --small (its fixed-ratio cases among them),
+#                                          bench/ratio_targets.py on the six fields through h5py
 #   bash scripts/device/suite.sh nan       velocity_x with NaN over half of it (bench/mask_nan.py):
 #                                          CPU/GPU identity of codecs 1 and 2, then gpu_bench, and
 #                                          the baseline's too where .baseline/ was carried
@@ -37,7 +40,7 @@
 #                                          library); nyx_writer on 1, 2, 4 ranks (one GPU each,
 #                                          as many as the machine has), and the AMReX layout
 set -uo pipefail
-part=${1:?tests, identity, bench, bench2, huffman, profile, compare, sweep, quality, nan, nyx or io}
+part=${1:?tests, identity, bench, bench2, huffman, profile, compare, sweep, quality, ratio, nan, nyx or io}
 OUT=${OUT:-$PWD/out}
 N=${N:-512}
 B=$PWD/build-dev
@@ -55,6 +58,7 @@ step "build"
 # the quality part builds what it runs alone (a fresh machine's whole build takes minutes)
 build_targets=
 [ "$part" = quality ] && build_targets="--target h5zgpu quality_gpu quality_api"
+[ "$part" = ratio ] && build_targets="--target h5zgpu_filter ratio_test golden_test gpu_identity"
 # FFTW3 for the power spectrum of check and sweep, where fetch-hdf5-debs.sh brought it
 FFTW_FLAGS=
 if [ -f "$HDF5_ROOT/include/fftw3.h" ]; then
@@ -265,6 +269,19 @@ t = j["tries"]
 print("winner", j["winners"], "| %d tries, codec %.3f s, metrics %.3f s a try" % (len(t),
       sum(x["codec_seconds"] for x in t) / len(t), sum(x["metrics_seconds"] for x in t) / len(t)))' \
     "$OUT/sweep.json"
+  ;;
+ratio)
+  nvidia-smi --query-gpu=name --format=csv,noheader; date -u +%FT%TZ
+  step "ratio_test and golden on the GPU"
+  H5ZGPU_DEVICE=gpu timeout 60 "$B/test/ratio_test" | tail -n 1
+  H5ZGPU_DEVICE=gpu timeout 60 "$B/test/golden_test" test/golden | tail -n 1
+  step "gpu_identity --small (fixed-ratio cases among them)"
+  timeout 200 "$B/test/gpu/gpu_identity" --small >"$OUT/identity-small.log" 2>&1
+  echo "exit $?"; grep -E 'cases|checks' "$OUT/identity-small.log"; grep -m 5 FAIL "$OUT/identity-small.log"
+  need_fields
+  step "bench/ratio_targets.py, the six fields at $N^3 through h5py, on the GPU"
+  HDF5_PLUGIN_PATH=$B/plugin H5ZGPU_DEVICE=gpu timeout 330 python3 bench/ratio_targets.py \
+    "$DATA" "$N" | tee "$OUT/ratio-targets.md"
   ;;
 nan)
   need_fields

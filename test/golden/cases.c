@@ -8,6 +8,7 @@
 #define ABS H5ZGPU_MODE_ABS
 #define REL H5ZGPU_MODE_REL
 #define PWREL H5ZGPU_MODE_PWREL
+#define RATIO H5ZGPU_MODE_RATIO
 /* covers: codec written; Huffman form (0 codes, 1 runs, 2 pairs), order, run token; outliers,
  * verbatim values */
 
@@ -92,5 +93,10 @@ const golden_case golden_cases[] = {
     {"v3_f32_3d_abs_nan_masked", {FIXED, ABS, 1e-3, F32, 3, {12, 40, 50}}, TU_NAN_MASKED, 18, {1, 0, 0, 0, 0, 0}},
     {"v3_huff_f32_3d_rel_nan_masked", {HUFF, REL, 1e-3, F32, 3, {12, 40, 50}}, TU_NAN_MASKED, 18, {2, 1, 3, 0, 0, 1}},
     {"v3_huff_f64_2d_abs_nan_masked_fill0", {HUFF, ABS, 1e-3, F64, 2, {100, 120}, 1, 0.0}, TU_NAN_MASKED, 19, {2, 1, 2, 0, 1, 1}},
+    /* fixed ratio (mode 3): ordinary ABS chunks whose bound the search chose; they pin the
+     * search (its tries, model and tolerance) as the writer's bytes */
+    {"v3_ratio_huff_f32_3d_t10", {HUFF, RATIO, 10, F32, 3, {21, 34, 47}}, TU_FIELD, 24, {0}},
+    {"v3_ratio_fixed_f64_2d_t5_fill", {FIXED, RATIO, 5, F64, 2, {40, 50}, 1, -1e34}, TU_LAND, 10, {0}},
+    {"v3_ratio_auto_f32_3d_t20", {AUTO, RATIO, 20, F32, 3, {30, 30, 30}}, TU_FIELD, 29, {0}},
 };
 const size_t golden_count = sizeof golden_cases / sizeof golden_cases[0];

@@ -211,8 +211,14 @@ static uint8_t *identity(const char *name, const h5zgpu_params *p, const void *i
                   h5zgpu_status_string(s2), s2 == H5ZGPU_OK ? first_diff(d0, d1, raw) : -1);
     }
     char why[256] = "";
-    hc_range r = hc_finite_range(p, in, n);
-    uint64_t miss = hc_check_values(p, in, d0, n, &r, why, sizeof why);
+    h5zgpu_params held = *p;   /* a fixed-ratio chunk is held to the bound its header records */
+    h5zgpu_info info;
+    if (p->mode == H5ZGPU_MODE_RATIO && h5zgpu_chunk_info(cc, lc, &info) == H5ZGPU_OK) {
+        held.mode = info.mode;
+        held.eb = info.eb;
+    }
+    hc_range r = hc_finite_range(&held, in, n);
+    uint64_t miss = hc_check_values(&held, in, d0, n, &r, why, sizeof why);
     tu_expect(miss == 0, "%s: %llu values miss the bound; %s", name, (unsigned long long)miss,
               why);
     if (dev) {
@@ -482,6 +488,35 @@ static void synthetic(int small)
     printf("gpu_identity: %d synthetic cases\n", nrun);
 }
 
+/* Fixed ratio: the bound each chunk chooses rests on payload sizes, so both executors choose
+ * alike; every third shape, the patterns that make the sizes jump among them. */
+static void ratio_cases(int small)
+{
+    static const int ratio_patterns[] = {TU_FIELD, TU_SPIKY, TU_MASKED, TU_NOISE, TU_CONSTANT};
+    static const double targets[] = {5, 20};
+    int nrun = 0;
+    for (size_t ci = 0; ci < ncodecs; ci++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si += small ? 6 : 3)
+            for (size_t pi = 0; pi < sizeof ratio_patterns / sizeof ratio_patterns[0]; pi++)
+                for (size_t k = 0; k < 2; k++) {
+                    h5zgpu_params p = {.codec = codecs[ci], .mode = H5ZGPU_MODE_RATIO,
+                                       .eb = targets[k],
+                                       .dtype = k ? H5ZGPU_FLOAT64 : H5ZGPU_FLOAT32,
+                                       .rank = shapes[si].rank,
+                                       .has_fill = ratio_patterns[pi] == TU_MASKED,
+                                       .fill = k ? -1e34 : (double)(float)-1e34};
+                    memcpy(p.dims, shapes[si].dims, sizeof(uint64_t) * p.rank);
+                    char name[160];
+                    snprintf(name, sizeof name, "%s: ratio %g, shape %zu, pattern %d, %s",
+                             codec_name(p.codec), p.eb, si, ratio_patterns[pi],
+                             k ? "f64" : "f32");
+                    run_case(name, &p, ratio_patterns[pi], 0.0, 0, si * 7 + pi, nrun % 2 == 0,
+                             -1);
+                    nrun++;
+                }
+    printf("gpu_identity: %d fixed-ratio cases\n", nrun);
+}
+
 static void fill_cases(int small)
 {
     static const size_t shape_ids[] = {1, 3, 5, 9, 10, 14, 15, 16, 18, 20, 25};
@@ -731,6 +766,7 @@ int main(int argc, char **argv)
     }
     if (argc == first) {
         synthetic(small);
+        ratio_cases(small);
         fill_cases(small);
         device_batch();
         if (!small) {

@@ -218,9 +218,9 @@ static const struct {
      "dataset type is integer of 4 bytes"},
     {"no cd_values", 0, H5Z_FLAG_MANDATORY, 0, 1, 0, 1e-3,
      "h5zgpu: cd_values must be {codec (0 auto, 1 fixed, 2 huffman), mode (0 ABS, 1 REL, 2 "
-     "PWREL), eb low word, eb high word}, optionally followed by {flags (bit 0: a missing value "
-     "follows, bit 2: a Huffman radius follows), missing value low word, high word, radius}; "
-     "got 0 values"},
+     "PWREL, 3 fixed ratio), eb (mode 3: the target ratio) low word, high word}, optionally "
+     "followed by {flags (bit 0: a missing value follows, bit 2: a Huffman radius follows), "
+     "missing value low word, high word, radius}; got 0 values"},
     {"two cd_values", 0, H5Z_FLAG_OPTIONAL, 2, 1, 0, 1e-3, "got 2 values"},
     {"codec 7", 0, H5Z_FLAG_MANDATORY, 4, 7, 0, 1e-3, "cd_values[0]=7 is not a codec"},
     {"mode 5", 0, H5Z_FLAG_MANDATORY, 4, 1, 5, 1e-3, "cd_values[1]=5 is not an error mode"},
@@ -229,7 +229,10 @@ static const struct {
     {"infinite bound", 0, H5Z_FLAG_MANDATORY, 4, 1, 2, INFINITY, "is not a finite number >= 0"},
     {"PWREL bound 1", 0, H5Z_FLAG_MANDATORY, 4, 1, 2, 1.0, "must be below 1"},
     {"Huffman, negative bound", 0, H5Z_FLAG_MANDATORY, 4, 2, 0, -1e-3, "is not a finite number"},
-    {"auto, mode 3", 0, H5Z_FLAG_OPTIONAL, 4, 0, 3, 1e-3, "cd_values[1]=3 is not an error mode"},
+    {"auto, mode 4", 0, H5Z_FLAG_OPTIONAL, 4, 0, 4, 1e-3, "cd_values[1]=4 is not an error mode"},
+    {"fixed ratio, target 1e-3", 0, H5Z_FLAG_MANDATORY, 4, 0, 3, 1e-3,
+     "target ratio 0.001 is not above 1"},
+    {"fixed ratio, target 1", 0, H5Z_FLAG_OPTIONAL, 4, 2, 3, 1.0, "target ratio 1 is not above 1"},
 };
 
 static int errors(void)
