@@ -4,7 +4,9 @@ write (REL 1e-3), the PSNR, and ZFP's fixed-rate mode (hdf5plugin, rate = 32 / t
 value) at the same targets in the same process. Prints a markdown table.
 
 usage: python bench/ratio_targets.py DATA_DIR N [--targets 5,10,20,50] [--codec huffman]
-  DATA_DIR holds nyx_<field>.f32 (bench/gen_nyx_like.py DATA_DIR N)
+                                     [--fields a,b]
+  DATA_DIR holds nyx_<field>.f32 (bench/gen_nyx_like.py DATA_DIR N; bench/mask_nan.py makes
+  a field with NaN over half of it)
 Needs h5py, numpy, HDF5_PLUGIN_PATH naming the directory of libh5zgpu_filter.so; hdf5plugin for
 the ZFP columns.
 """
@@ -44,7 +46,9 @@ def write(path, data, kwargs):
 
 
 def psnr(a, b):
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    """Over the finite points of a (a field with missing values marked NaN)."""
+    keep = np.isfinite(a)
+    a64, b64 = a[keep].astype(np.float64), b[keep].astype(np.float64)
     rmse = np.sqrt(np.mean((b64 - a64) ** 2))
     return float("inf") if rmse == 0 else 20 * np.log10((a64.max() - a64.min()) / rmse)
 
