@@ -366,7 +366,11 @@ static const shape large_shapes[] = {
 };
 
 static const double bounds[] = {0, 1e-15, 1e-8, 1e-6, 1e-3, 1e-1};
-static const h5zgpu_mode modes[] = {H5ZGPU_MODE_ABS, H5ZGPU_MODE_REL, H5ZGPU_MODE_PWREL};
+/* fixed ratio takes a target in the bound's place */
+static const double targets[] = {1.5, 2, 4, 8, 20, 100};
+_Static_assert(sizeof targets == sizeof bounds, "a target for each bound");
+static const h5zgpu_mode modes[] = {H5ZGPU_MODE_ABS, H5ZGPU_MODE_REL, H5ZGPU_MODE_PWREL,
+                                    H5ZGPU_MODE_RATIO};
 static const h5zgpu_dtype dtypes[] = {H5ZGPU_FLOAT32, H5ZGPU_FLOAT64};
 static const h5zgpu_codec codecs[] = {H5ZGPU_CODEC_FIXED, H5ZGPU_CODEC_HUFFMAN,
                                       H5ZGPU_CODEC_AUTO};
@@ -379,7 +383,10 @@ static const h5zgpu_codec codecs[] = {H5ZGPU_CODEC_FIXED, H5ZGPU_CODEC_HUFFMAN,
 
 static const char *mode_name(h5zgpu_mode m)
 {
-    return m == H5ZGPU_MODE_ABS ? "ABS" : m == H5ZGPU_MODE_REL ? "REL" : "PWREL";
+    return m == H5ZGPU_MODE_ABS     ? "ABS"
+           : m == H5ZGPU_MODE_REL   ? "REL"
+           : m == H5ZGPU_MODE_PWREL ? "PWREL"
+                                    : "RATIO";
 }
 
 typedef struct run_stats {
@@ -485,7 +492,8 @@ static void run_case(const run_cfg *c, uint64_t k)
     idx /= N_CODEC;
     const shape *sh = &c->shapes[idx % c->nshapes]; /* what is left of idx is the repetition */
 
-    h5zgpu_params p = {.codec = codecs[ci], .mode = modes[mi], .eb = bounds[bi],
+    h5zgpu_params p = {.codec = codecs[ci], .mode = modes[mi],
+                       .eb = modes[mi] == H5ZGPU_MODE_RATIO ? targets[bi] : bounds[bi],
                        .dtype = dtypes[ti], .rank = sh->rank,
                        .has_fill = generators[gi].has_fill};
     /* the fill value as the element type holds it */
@@ -529,7 +537,17 @@ static void run_case(const run_cfg *c, uint64_t k)
         goto done;
     }
     S.raw_chunks += info.codec == 0;
-    double want_eb_abs = hc_expected_eb_abs(&p, info.codec, &range);
+    /* a fixed-ratio chunk is an ABS or REL chunk of the bound it chose: held to that one */
+    const int ratio = p.mode == H5ZGPU_MODE_RATIO;
+    h5zgpu_params held = p;
+    if (ratio) {
+        if (info.mode != H5ZGPU_MODE_ABS && info.mode != H5ZGPU_MODE_REL)
+            violation(c, k, "%s: a fixed-ratio chunk records mode %u", label,
+                      (unsigned)info.mode);
+        held.mode = info.mode;
+        held.eb = info.eb;
+    }
+    double want_eb_abs = hc_expected_eb_abs(&held, info.codec, &range);
     /* FORMAT.md: the fill flag and the 8 bytes of the fill value only when fill elements occur
      * (the declared fill value's, or NaN's) */
     uint64_t want_bits, got_bits = 0;
@@ -539,8 +557,8 @@ static void run_case(const run_cfg *c, uint64_t k)
             got_bits |= (uint64_t)chunk[40u + 4u * p.rank + b] << (8 * b);
     unsigned want_version = hc_expected_version(info.codec);
     if (info.format_version != want_version || info.dtype != p.dtype ||
-        info.mode != p.mode || info.rank != p.rank ||
-        memcmp(info.dims, p.dims, sizeof(uint64_t) * p.rank) != 0 || info.eb != p.eb ||
+        info.mode != held.mode || info.rank != p.rank ||
+        memcmp(info.dims, p.dims, sizeof(uint64_t) * p.rank) != 0 || info.eb != held.eb ||
         info.eb_abs != want_eb_abs || !info.has_fill != !want_fill ||
         (want_fill && got_bits != want_bits) ||
         info.header_len != 40u + 4u * p.rank + (want_fill ? 8u : 0u) ||
@@ -562,7 +580,7 @@ static void run_case(const run_cfg *c, uint64_t k)
         goto done;
     }
     S.values += n;
-    uint64_t bad = hc_check_values(&p, in, out, n, &range, why, sizeof why);
+    uint64_t bad = hc_check_values(&held, in, out, n, &range, why, sizeof why);
     if (bad) {
         violation(c, k, "%s: %" PRIu64 " values break the bound; first: %s", label, bad, why);
         S.violations += bad - 1; /* violation() counted one */
@@ -580,9 +598,11 @@ static void run_case(const run_cfg *c, uint64_t k)
                   label, h5zgpu_status_string(st), c->gpu_path ? "GPU" : "same");
     S.identity_checks++;
 
-    if (p.codec == H5ZGPU_CODEC_AUTO)
+    /* auto's and a rewrite's rules are of a bound the user gave; fixed ratio chooses anew */
+    if (p.codec == H5ZGPU_CODEC_AUTO && !ratio)
         check_auto(c, k, label, &p, in, chunk, len);
-    check_rewrite(c, k, label, &p, in, out, n, &range);
+    if (!ratio)
+        check_rewrite(c, k, label, &p, in, out, n, &range);
 
     if (p.has_fill && range.nfill == 0) {   /* NaN may still make a fill value */
         h5zgpu_params nofill = p;
