@@ -405,6 +405,12 @@ static int cmd_check(int argc, char **argv)
         if (o.missing_given)
             printf("  missing %-6g %llu points left out, %llu of them differ in their bits\n",
                    o.missing, (unsigned long long)q.missing, (unsigned long long)q.missing_mismatch);
+        printf("  computed on    the %s: %.3f s (setup %.3f, staging %.3f, passes %.3f)\n",
+               q.executor == H5ZGPU_EXEC_GPU ? "GPU" : "CPU",
+               q.seconds_setup + q.seconds_staging + q.seconds_pointwise + q.seconds_stencils +
+                   q.seconds_ssim + q.seconds_spectrum,
+               q.seconds_setup, q.seconds_staging,
+               q.seconds_pointwise + q.seconds_stencils + q.seconds_ssim + q.seconds_spectrum);
     }
     rc = 0;
 done:
