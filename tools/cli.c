@@ -365,34 +365,6 @@ int cli_quality(const void *a, const void *b, const cli_opts *o, unsigned skip, 
     return -1;
 }
 
-uint64_t cli_mask_missing(void *a, void *b, uint64_t n, h5zgpu_dtype t, double missing,
-                          uint64_t *differ)
-{
-    size_t es = cli_esize(t);
-    uint64_t want = 0, count = 0, nan = t == H5ZGPU_FLOAT32 ? 0x7FC00000u : 0x7FF8000000000000u;
-    if (t == H5ZGPU_FLOAT32) {
-        float f = (float)missing;
-        memcpy(&want, &f, 4);
-    } else {
-        memcpy(&want, &missing, 8);
-    }
-    *differ = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t x = 0, y = 0;
-        memcpy(&x, (const char *)a + i * es, es);
-        if (x != want)
-            continue;
-        count++;
-        if (b) {
-            memcpy(&y, (const char *)b + i * es, es);
-            *differ += y != x;
-            memcpy((char *)b + i * es, &nan, es);
-        }
-        memcpy((char *)a + i * es, &nan, es);
-    }
-    return count;
-}
-
 double cli_worst_error_over_bound(const void *a, const void *b, uint64_t n, h5zgpu_dtype t,
                                   h5zgpu_mode mode, double eb, const h5zgpu_quality *m)
 {

@@ -103,12 +103,6 @@ void cli_rate(char *buf, size_t cap, double bytes, double seconds);
  * --missing), leaving out the patterns in `skip`; 0, or -1 after printing why. */
 int cli_quality(const void *a, const void *b, const cli_opts *o, unsigned skip, h5zgpu_quality *q);
 
-/* Leaves a missing value out of every metric: each element of a holding its bits (in the
- * element type) becomes NaN in a and in b (when not NULL), *differ counting those where b held
- * other bits. Returns how many there were. */
-uint64_t cli_mask_missing(void *a, void *b, uint64_t n, h5zgpu_dtype t, double missing,
-                          uint64_t *differ);
-
 /* The largest ratio of error to bound over all points, under the bound mode/eb promises
  * (REL over a's finite range; PWREL pointwise). Above 1 means the bound was missed; a point whose
  * bound is 0 and whose error is not counts as +inf. */

@@ -353,16 +353,16 @@ int cli_sweep(int argc, char **argv)
         fprintf(stderr, "h5zgpu: no memory for the chunks\n");
         goto done;
     }
-    uint64_t differ;   /* the chunks hold the missing value; the metrics leave it out */
-    if (o.missing_given)
-        cli_mask_missing(a, NULL, n, o.dtype, o.missing, &differ);
+    /* the chunks hold the missing value; the metrics leave it out (cli_quality) */
     if (cli_quality(a, a, &o, H5ZGPU_QUALITY_ALL, &ma) != 0)   /* the field's range */
         goto done;
     if (!isnan(o.pk)) {
         size_t shells = o.rank == 3 ? (size_t)o.dims[0] / 2 + 1 : 1;
         pa = malloc(sizeof(double) * shells * 2);
         pb = pa ? pa + shells : NULL;
-        h5zgpu_status st = pa ? h5zgpu_power_spectrum(a, o.dtype, o.rank, o.dims, NULL, pa)
+        /* a transform cannot leave the missing points out: a field holding them is refused */
+        h5zgpu_quality_options miss = {.has_missing = o.missing_given, .missing = o.missing};
+        h5zgpu_status st = pa ? h5zgpu_power_spectrum(a, o.dtype, o.rank, o.dims, &miss, pa)
                               : H5ZGPU_E_NOMEM;
         if (st != H5ZGPU_OK) {
             fprintf(stderr, "h5zgpu: --pk needs %s\n",
@@ -408,8 +408,6 @@ int cli_sweep(int argc, char **argv)
             double t0 = cli_now();
             if (try_bound(&c, &o, &p, recon, &t->ratio) != 0)
                 goto done;
-            if (o.missing_given)   /* back bit for bit (the codec's fill value) */
-                cli_mask_missing(recon, NULL, n, o.dtype, o.missing, &differ);
             double t1 = cli_now();
             if (judge(a, recon, &o, pa, pb, t) != 0)
                 goto done;

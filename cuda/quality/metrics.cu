@@ -25,6 +25,7 @@ static struct {
     size_t cap;         // bytes of each
     void *partials;     // one partial sum per CTA
     size_t partials_cap;
+    unsigned long long *hist;   // the spread pass's histogram
     void *pinned[LANES];   // each lane's slice
     cudaStream_t stream[LANES];
     char error[256];
@@ -181,6 +182,7 @@ void hzq_gpu_release(void)
     cudaFree(g.a);
     cudaFree(g.b);
     cudaFree(g.partials);
+    cudaFree(g.hist);
     for (int k = 0; k < LANES; k++)
         if (g.pinned[k]) {
             cudaFreeHost(g.pinned[k]);
@@ -309,11 +311,14 @@ int hzq_gpu_spread(const hq_view *v, uint64_t n, const hq_spread_in *in, hq_spre
 {
     unsigned ctas = ctas_for(n);
     memset(s, 0, sizeof *s);
-    unsigned long long *hist = NULL;
-    cudaError_t e = cudaMalloc(&hist, sizeof s->hist);
-    if (e != cudaSuccess)
+    cudaError_t e;
+    if (!g.hist && (e = cudaMalloc(&g.hist, sizeof s->hist)) != cudaSuccess) {
+        g.hist = NULL;
         return hzq_gpu_fail(e, "the histogram");
-    cudaMemset(hist, 0, sizeof s->hist);
+    }
+    if ((e = cudaMemset(g.hist, 0, sizeof s->hist)) != cudaSuccess)
+        return hzq_gpu_fail(e, "the histogram");
+    unsigned long long *hist = g.hist;
     hq_view view = *v;
     hq_spread_in args = *in;
     int rc = reduce(
@@ -326,7 +331,6 @@ int hzq_gpu_spread(const hq_view *v, uint64_t n, const hq_spread_in *in, hq_spre
     if (rc == 0 && (e = cudaMemcpy(s->hist, hist, sizeof s->hist, cudaMemcpyDeviceToHost)) !=
                        cudaSuccess)
         rc = hzq_gpu_fail(e, "the histogram");
-    cudaFree(hist);
     return rc;
 }
 
