@@ -231,7 +231,7 @@ static void checksum_matches_format(const sample *s)
 #define HP_OFF_ORDER 9u
 #define HP_OFF_RADIUS 10u
 #define HP_OFF_RUN_TOKEN 12u
-#define HP_OFF_RESERVED 14u
+#define HP_OFF_RESERVED 14u      /* the axis order (format version 4), then a reserved byte */
 #define HP_OFF_N_OUT 16u
 #define HP_OFF_N_VERB 20u
 #define HP_OFF_CODEBOOK 24u      /* u16 m0, u16 m1, then m0 + m1 nibbles */
@@ -340,7 +340,8 @@ typedef enum edit_kind {
     E_OUT_DELTA,   /* outlier 0's delta := arg */
     E_OUT_DROP,    /* the last outlier removed: an escape token without one */
     E_VERB_ORDER,  /* verbatim value 1 at value 0's position */
-    E_VERB_PAST    /* verbatim value 0 at position n */
+    E_VERB_PAST,   /* verbatim value 0 at position n */
+    E_FORM2_R8     /* form 2 (pairs) and radius 8 */
 } edit_kind;
 
 static const struct {
@@ -362,9 +363,9 @@ static const struct {
     {"one byte too many", 0, E_EXTRA_BYTE, 0, 0},
     {"base NaN", 0, E_SET64, 0, 0x7FF8000000000000},
     {"base +Inf", 1, E_SET64, 0, 0x7FF0000000000000},
-    {"form 3", 0, E_SET8, HP_OFF_FORM, 3},
+    {"form 4", 0, E_SET8, HP_OFF_FORM, 4},
     {"form 255", 1, E_SET8, HP_OFF_FORM, 255},
-    {"form 2 (pairs) with radius 8", 0, E_SET8, HP_OFF_FORM, 2},
+    {"form 2 (pairs) with radius 8", 0, E_FORM2_R8, 0, 0},
     {"order 3 in a 2-D chunk", 0, E_SET8, HP_OFF_ORDER, 3},
     {"order 4 in a 3-D chunk", 1, E_SET8, HP_OFF_ORDER, 4},
     {"radius 0", 0, E_SET16, HP_OFF_RADIUS, 0},
@@ -372,7 +373,8 @@ static const struct {
     {"radius 1025", 0, E_SET16, HP_OFF_RADIUS, 1025},
     {"run token in form 0", 0, E_SET16, HP_OFF_RUN_TOKEN, 2},
     {"run token 2R in form 1", 1, E_SET16, HP_OFF_RUN_TOKEN, 0x10000},
-    {"reserved bytes", 0, E_SET16, HP_OFF_RESERVED, 1},
+    {"axis order on a 2-D chunk", 0, E_SET8, HP_OFF_RESERVED, 1},
+    {"reserved byte", 1, E_SET8, HP_OFF_RESERVED + 1, 1},
     {"more outliers than elements", 0, E_SET32, HP_OFF_N_OUT, -1},
     {"more verbatim values than elements", 0, E_SET32, HP_OFF_N_VERB, -1},
     {"one outlier more", 1, E_SET32, HP_OFF_N_OUT, -2},
@@ -433,6 +435,10 @@ static int64_t apply_edit(size_t e, const hlayout *L, uint8_t *buf)
         return plen;
     }
     case E_SET64: put_le(pay + edits[e].at, (uint64_t)arg, 8); return plen;
+    case E_FORM2_R8:
+        pay[HP_OFF_FORM] = 2;
+        put_le(pay + HP_OFF_RADIUS, 8, 2);
+        return plen;
     case E_CODEBOOK_M:
         if (arg == 0) /* and no run tokens either */
             put_le(pay + HP_OFF_CODEBOOK + 2, 0, 2);
@@ -548,6 +554,126 @@ static void huffman_edits(const sample *samples, size_t count)
             tu_expect(st == H5ZGPU_E_CORRUPT, "%s (%s): decoded -> %s, want corrupt (%s)",
                       edits[e].what, s->name, h5zgpu_status_string(st), h5zgpu_last_error());
         }
+        free(buf);
+    }
+}
+
+/* ---- the ANS form (docs/FORMAT.md, "ANS form") ---- */
+
+#define HP_ANS_OFF_BUSY 24u
+#define HP_ANS_OFF_TABLES 28u
+#define HP_ANS_SUB 4096u
+
+/* One nibble number of the tables at nibble *k. */
+static uint32_t nib_read(const uint8_t *p, size_t *k)
+{
+    uint32_t v = 0;
+    for (unsigned sh = 0;; sh += 3) {
+        unsigned nib = (p[*k / 2] >> (4 * (*k & 1))) & 15u;
+        (*k)++;
+        v |= (nib & 7u) << sh;
+        if (!(nib & 8u))
+            return v;
+    }
+}
+
+typedef enum ans_edit {
+    A_BUSY_MORE,      /* the count of busy sub-chunks + 1 */
+    A_BUSY_PAST,      /* that count past the sub-chunks */
+    A_FREQ_OFF,       /* the first table's first frequency one lower: the table misses 2^14 */
+    A_WORDS_MORE,     /* the first busy sub-chunk's word count + 1 */
+    A_WORDS_ONE,      /* that count 1: no room for the state */
+    A_BITMAP_PAD,     /* a group bit past the groups */
+    A_MASK_PAST,      /* a busy bit past the sub-chunks in the last group's mask */
+    A_MASK_EMPTY,     /* a busy group's mask of no sub-chunk */
+    A_STATE_LOW,      /* the first busy sub-chunk's state below 2^16 */
+    A_WORD_FLIP,      /* a word of the first busy sub-chunk changed */
+    A_RUN_TOKEN_PAST, /* the run token 2R */
+    A_AXES_PAST,      /* axis order 6 */
+    A_RESERVED,       /* byte 15 set */
+} ans_edit;
+
+static const struct {
+    const char *what;
+    ans_edit kind;
+} ans_cases[] = {
+    {"ANS: one busy sub-chunk more than the bitmap holds", A_BUSY_MORE},
+    {"ANS: more busy sub-chunks than sub-chunks", A_BUSY_PAST},
+    {"ANS: a table's frequencies miss 2^14", A_FREQ_OFF},
+    {"ANS: a sub-chunk one word longer", A_WORDS_MORE},
+    {"ANS: a sub-chunk of one word", A_WORDS_ONE},
+    {"ANS: group bits' padding", A_BITMAP_PAD},
+    {"ANS: a busy bit past the sub-chunks", A_MASK_PAST},
+    {"ANS: a busy group's mask empty", A_MASK_EMPTY},
+    {"ANS: a state below 2^16", A_STATE_LOW},
+    {"ANS: a word of a sub-chunk changed", A_WORD_FLIP},
+    {"ANS: run token 2R", A_RUN_TOKEN_PAST},
+    {"ANS: axis order 6", A_AXES_PAST},
+    {"ANS: reserved byte 15", A_RESERVED},
+};
+
+static void ans_edits(const sample *s)
+{
+    h5zgpu_info info;
+    tu_expect(h5zgpu_chunk_info(s->chunk, s->len, &info) == H5ZGPU_OK, "%s: no header", s->name);
+    const uint8_t *pay0 = s->chunk + info.header_len;
+    const size_t n = (size_t)(info.raw_len / tu_esize(info.dtype)), nsub = (n + 4095) / 4096;
+    tu_expect(pay0[HP_OFF_FORM] == 3 && pay0[HP_OFF_RESERVED] != 0 && pay0[HP_OFF_ORDER] == 0,
+              "%s: form %u, axes %u, predictor %u: the edits need the ANS form, permuted axes "
+              "and interpolation", s->name, pay0[HP_OFF_FORM], pay0[HP_OFF_RESERVED],
+              pay0[HP_OFF_ORDER]);
+    const unsigned ntab = 12, R = get_le(pay0 + HP_OFF_RADIUS, 2);
+    size_t k = 0;
+    for (unsigned t = 0; t < ntab; t++) {
+        uint32_t m = nib_read(pay0 + HP_ANS_OFF_TABLES, &k);
+        for (uint32_t i = 0; i < m; i++)
+            if (nib_read(pay0 + HP_ANS_OFF_TABLES, &k) == 0)
+                i += nib_read(pay0 + HP_ANS_OFF_TABLES, &k);
+    }
+    const size_t off_bitmap = HP_ANS_OFF_TABLES + pad4((k + 1) / 2);   /* the groups' bits */
+    const size_t busy = get_le(pay0 + HP_ANS_OFF_BUSY, 4), groups = (nsub + 63) / 64;
+    size_t busy_groups = 0;
+    for (size_t g = 0; g < groups; g++)
+        busy_groups += pay0[off_bitmap + g / 8] >> (g % 8) & 1u;
+    const size_t off_masks = off_bitmap + pad4((groups + 7) / 8);
+    const size_t off_counts = off_masks + 8 * busy_groups;
+    const size_t off_stream = off_counts + pad4(2 * busy);
+    size_t first = 0;   /* the first busy sub-chunk's first word: the stream's start */
+    tu_expect(busy >= 1 && busy_groups == 1 && nsub % 64 != 0, "%s: %zu busy sub-chunks of %zu",
+              s->name, busy, nsub);
+    for (size_t e = 0; e < sizeof ans_cases / sizeof ans_cases[0]; e++) {
+        uint8_t *buf = malloc(s->len);
+        memcpy(buf, s->chunk, s->len);
+        uint8_t *pay = buf + info.header_len;
+        const uint32_t words = get_le(pay + off_counts, 2);
+        switch (ans_cases[e].kind) {
+        case A_BUSY_MORE: put_le(pay + HP_ANS_OFF_BUSY, busy + 1, 4); break;
+        case A_BUSY_PAST: put_le(pay + HP_ANS_OFF_BUSY, nsub + 1, 4); break;
+        case A_FREQ_OFF: {   /* the first nonzero frequency one more or one less */
+            size_t j = 0, at;
+            const uint32_t m = nib_read(pay + HP_ANS_OFF_TABLES, &j);
+            for (at = j; m && nib_read(pay + HP_ANS_OFF_TABLES, &j) == 0; at = j)
+                nib_read(pay + HP_ANS_OFF_TABLES, &j);
+            uint8_t *b = pay + HP_ANS_OFF_TABLES + at / 2;
+            const unsigned sh = 4 * (at & 1), nib = (*b >> sh) & 15u;
+            tu_expect(m > 0, "%s: table 0 is empty", s->name);
+            *b = (uint8_t)((*b & ~(15u << sh)) | ((nib & 7u) < 7 ? nib + 1 : nib - 1) << sh);
+            break;
+        }
+        case A_WORDS_MORE: put_le(pay + off_counts, words + 1, 2); break;
+        case A_WORDS_ONE: put_le(pay + off_counts, 1, 2); break;
+        case A_BITMAP_PAD: pay[off_bitmap + groups / 8] |= (uint8_t)(1u << (groups % 8)); break;
+        case A_MASK_PAST: pay[off_masks + nsub / 8] |= (uint8_t)(1u << (nsub % 8)); break;
+        case A_MASK_EMPTY: memset(pay + off_masks, 0, 8); break;
+        case A_STATE_LOW: put_le(pay + off_stream + first + 2 * (words - 1), 0, 2); break;
+        case A_WORD_FLIP: pay[off_stream + first] ^= 0x5A; break;
+        case A_RUN_TOKEN_PAST: put_le(pay + HP_OFF_RUN_TOKEN, 2 * R, 2); break;
+        case A_AXES_PAST: pay[HP_OFF_RESERVED] = 6; break;
+        case A_RESERVED: pay[HP_OFF_RESERVED + 1] = 1; break;
+        }
+        h5zgpu_status st = decode_edited(buf, info.header_len, (size_t)info.payload_len, s->raw);
+        tu_expect(st == H5ZGPU_E_CORRUPT, "%s (%s): decoded -> %s, want corrupt (%s)",
+                  ans_cases[e].what, s->name, h5zgpu_status_string(st), h5zgpu_last_error());
         free(buf);
     }
 }
@@ -745,8 +871,10 @@ static int control_matches(const hb_case *c, const float *out)
         memcpy(&wb, &want, 4);
         if ((int)i == c->verbatim_nan_at)
             wb = nan_inf32[0];
-        if (wb != gb)
+        if (wb != gb) {
+            fprintf(stderr, "%s: element %zu holds %08x, want %08x\n", c->what, i, gb, wb);
             return 0;
+        }
     }
     return 1;
 }
@@ -815,12 +943,12 @@ int main(void)
     }
     /* larger Huffman chunks for the field edits: three sub-chunks, outliers, verbatim values */
     sample huff_samples[] = {
-        {.name = "Huffman form 0, 2-D float32", .codec = 2, .pattern = TU_SPIKY, .specials = 5,
+        {.name = "Huffman form 0, 2-D float32", .codec = 2, .pattern = TU_SMOOTH, .specials = 5,
          .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_ABS, .eb = 1e-3,
-               .dtype = H5ZGPU_FLOAT32, .rank = 2, .dims = {90, 100}, .radius = 8}},
-        {.name = "Huffman form 1, 3-D float64", .codec = 2, .pattern = TU_SPIKY, .specials = 4,
-         .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_REL, .eb = 1e-3,
-               .dtype = H5ZGPU_FLOAT64, .rank = 3, .dims = {10, 30, 30}, .radius = 4}},
+               .dtype = H5ZGPU_FLOAT32, .rank = 2, .dims = {90, 100}, .radius = 512}},
+        {.name = "Huffman form 1, 3-D float64", .codec = 2, .pattern = TU_SMOOTH, .specials = 5,
+         .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_ABS, .eb = 1e-3,
+               .dtype = H5ZGPU_FLOAT64, .rank = 3, .dims = {10, 30, 30}, .radius = 16}},
     };
     size_t nh = sizeof huff_samples / sizeof huff_samples[0];
     for (size_t i = 0; i < nh; i++) {
@@ -834,6 +962,13 @@ int main(void)
     huffman_edits(huff_samples, nh);
     for (size_t i = 0; i < nh; i++)
         free(huff_samples[i].chunk);
+    sample ans = {.name = "Huffman ANS form, 3-D float32, axes permuted", .codec = 2,
+                  .pattern = TU_FIELD, .specials = 5,
+                  .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_ABS, .eb = 1e-2,
+                        .dtype = H5ZGPU_FLOAT32, .rank = 3, .dims = {24, 40, 36}}};
+    make_sample(&ans);
+    ans_edits(&ans);
+    free(ans.chunk);
     hand_built();
     return tu_done("codec_corrupt");
 }

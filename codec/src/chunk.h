@@ -13,9 +13,10 @@
 #define HZ_OFF_CHECKSUM 12u
 #define HZ_CODEC_RAW 0u
 #define HZ_FLAG_FILL 1u   /* a fill value follows the dims */
-/* The format version of every chunk this writer codes (not raw): its quantiser's grid, which
- * a rewrite of the chunk keeps (docs/FORMAT.md). Raw chunks stay version 1. */
-#define HZ_VERSION_GRID 3u
+/* The format version of every chunk this writer codes (not raw): version 3's quantiser grid,
+ * which a rewrite of the chunk keeps, and the Huffman codec's axis order and ANS form
+ * (docs/FORMAT.md). Raw chunks stay version 1. */
+#define HZ_VERSION_CODED 4u
 
 typedef struct hz_header {
     unsigned version, codec, rank, flags;

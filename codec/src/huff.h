@@ -26,6 +26,8 @@ h5zgpu_status hf_encode_cpu(const hf_geom *g, const qz_quant *Q, unsigned radius
 typedef struct hf_trace {
     unsigned long long cost[4];   /* the sampled tiles' Lorenzo costs, [0] their elements */
     unsigned pred;                /* a Lorenzo order or HF_PRED_INTERP */
+    unsigned axes;                /* the axis order (huff_axes.h) */
+    unsigned long long axes_cost[3];   /* its costs, per folded axis */
     uint16_t *tok;                /* each element's token, tile-major */
     uint64_t n_out, n_verb;
     uint64_t hist[HF_MAX_SYMS];   /* form 0's token counts */
@@ -39,6 +41,15 @@ typedef struct hf_trace {
 h5zgpu_status hf_encode_traced(const hf_geom *g, const qz_quant *Q, unsigned radius,
                                const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
                                hf_trace *T);
+
+/* The axis order (huff_axes.c): the writer's choice for the chunk g (its costs into cost), and
+ * the copies from the chunk into the coded array and back. */
+unsigned hf_axes_pick_cpu(const hf_geom *g, const qz_quant *Q, const void *in,
+                          unsigned long long cost[3]);
+void hf_axes_gather_cpu(const hf_geom *g, unsigned axes, size_t esize, const void *chunk,
+                        void *coded);
+void hf_axes_scatter_cpu(const hf_geom *g, unsigned axes, size_t esize, const void *coded,
+                         void *chunk);
 
 /* Decodes a payload of exactly len bytes from a chunk of the given format version (from 2 it may
  * use interpolation); every count, code, length and position is checked before use
@@ -69,16 +80,63 @@ h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const qz_quant *Q, const int32_
  * bytes, at most HF_HEAD_MAX are read) and its length: the host side of either decoder. The
  * sub-chunk table and the stream are checked by the decoder that reads them. table receives the
  * decoder table (2^HF_MAX_LEN entries). */
-#define HF_HEAD_MAX (HF_OFF_CODEBOOK + 4u + (HF_MAX_SYMS + 1u) / 2u)
+/* The longest head: the ANS form's twelve tables of up to 2R = 2048 tokens, five nibbles a
+ * frequency and four for the count, and its groups' bits (2^32 / 4096 / 64 of them; a Huffman
+ * codebook is shorter). */
+#define HF_HEAD_MAX (HF_OFF_CODEBOOK + 12u * (2u + 5u * HF_RADIUS_MAX) + 4u + 2052u)
 typedef struct hf_layout {
     unsigned form, order, radius, run_token, ntokens;
+    unsigned axes;                /* format version 4: the axis order (huff_axes.h) */
+    uint32_t busy, busy_groups;   /* the ANS form: sub-chunks with words, their groups */
     uint32_t n_out, n_verb;
     uint64_t off_sub, off_stream, stream_bytes, off_out_pos, off_out_delta, off_verb_pos,
         off_verb_val;
 } hf_layout;
 
+/* The ANS form's tables (huff_ans.h): per class and context its tokens 0..m-1, their
+ * frequencies and cumulative frequencies, and the nibbles the tables take. */
+typedef struct hf_ans_tabs {
+    unsigned ntab;                       /* classes x contexts (huff_ans.h) */
+    unsigned m[12];
+    uint32_t freq[12][2 * HF_RADIUS_MAX];
+    uint32_t cum[12][2 * HF_RADIUS_MAX];
+    uint64_t nibbles;
+} hf_ans_tabs;
+
+/* hf_parse for every form: g is the coded array's geometry (hf_layout_geom) and A receives the
+ * ANS form's tables (NULL: the caller reads only the other forms, which fill table). */
 h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const uint8_t *in,
-                       uint64_t avail, uint64_t len, hf_layout *L, uint16_t *table);
+                       uint64_t avail, uint64_t len, hf_layout *L, uint16_t *table,
+                       hf_ans_tabs *A);
+
+/* The axis order of a payload (byte 14; 0 before format version 4, and 0 unless the chunk is
+ * 3-D): H5ZGPU_E_CORRUPT when out of range. g is the folded chunk's geometry; *coded receives
+ * the coded array's. */
+h5zgpu_status hf_payload_axes(const hf_geom *g, unsigned version, const uint8_t *in,
+                              uint64_t len, unsigned *axes, hf_geom *coded);
+
+/* ---- the ANS form (huff_ans.c) ---- */
+
+/* Tables from the form-0 tokens of the coded array g under predictor pred, radius R. */
+void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
+                   hf_ans_tabs *A);
+/* Bytes the tables take in the payload (padded to 4), and the tables written at p (zeroed). */
+uint64_t hf_ans_table_bytes(const hf_ans_tabs *A);
+void hf_ans_put_tables(const hf_ans_tabs *A, uint8_t *p);
+/* Codes every sub-chunk into words (HF_ANS_SUB_WORDS a sub-chunk), its word count into
+ * nwords[s] (0 for a sub-chunk of run token rs alone); returns the words in all. */
+uint64_t hf_ans_encode_cpu(const hf_geom *g, unsigned pred, const hf_ans_tabs *A,
+                           const uint16_t *tok, unsigned rs, uint16_t *words, uint64_t *nwords);
+/* The tables at p (avail bytes to the payload's end); *bytes their padded length. */
+h5zgpu_status hf_ans_parse(const uint8_t *p, uint64_t avail, unsigned pred, unsigned R,
+                           hf_ans_tabs *A, uint64_t *bytes);
+/* The decoder's slot table: HF_ANS_M entries a table, the token of each slot. */
+void hf_ans_symbols(const hf_ans_tabs *A, uint16_t *sym);
+/* Every sub-chunk's deltas (markers for fill and escape tokens) from the stream, whose
+ * sub-chunk s holds words woff[s]..woff[s+1]; 0 on any inconsistency. */
+int hf_ans_decode_cpu(const hf_geom *g, const hf_layout *L, const hf_ans_tabs *A,
+                      const uint16_t *sym, const uint8_t *stream, const uint64_t *woff,
+                      int has_fill, int32_t *delta);
 
 /* The delta a token stands for alone (not a pair): the fill or escape mark, else the delta
  * it codes. */

@@ -48,6 +48,25 @@ typedef struct hf_geom {
     unsigned dim;              /* 1, 2 or 3: the highest Lorenzo order the chunk allows */
 } hf_geom;
 
+/* The geometry of an array of nz x ny x nx elements coded as dim-dimensional (the tiles of
+ * that dimensionality); n below 2^32. */
+HZ_HD void hf_geom_set(hf_geom *g, uint64_t nz, uint64_t ny, uint64_t nx, unsigned dim)
+{
+    g->nz = nz;
+    g->ny = ny;
+    g->nx = nx;
+    g->n = nz * ny * nx;
+    g->tz = dim == 3 ? HF_TILE_Z3 : 1u;
+    g->ty = dim == 3 ? HF_TILE_Y3 : (dim == 2 ? HF_TILE_2 : 1u);
+    g->tx = dim == 3 ? HF_TILE_X3 : (dim == 2 ? HF_TILE_2 : HF_TILE_N);
+    g->gtz = (nz + g->tz - 1) / g->tz;
+    g->gty = (ny + g->ty - 1) / g->ty;
+    g->gtx = (nx + g->tx - 1) / g->tx;
+    g->ntiles = g->gtz * g->gty * g->gtx;
+    g->nsub = (g->n + HF_SUB - 1) / HF_SUB;
+    g->dim = dim;
+}
+
 /* Tile t's origin and shape (edge tiles are partial), and where its elements start in the
  * tile-major sequence: the tiles in raster order, each in raster order inside. */
 typedef struct hf_tile {

@@ -9,6 +9,8 @@
 #include "elements.h"
 #include "error.h"
 #include "geom.h"
+#include "huff_ans.h"
+#include "huff_axes.h"
 #include "huff_interp.h"
 #include "parallel.h"
 
@@ -21,21 +23,9 @@ int hf_geom_init(hf_geom *g, unsigned rank, const uint64_t *dims)
     if (hz_fold_dims(&f, rank, dims) != 0)
         return -1;
     memset(g, 0, sizeof *g);
-    g->nz = f.nz;
-    g->ny = f.ny;
-    g->nx = f.nx;
-    g->n = f.nz * f.ny * f.nx;
-    if (g->n > 0xFFFFFFFFu)
+    if (f.nz * f.ny * f.nx > 0xFFFFFFFFu)
         return -1;
-    g->tz = f.dim == 3 ? HF_TILE_Z3 : 1u;
-    g->ty = f.dim == 3 ? HF_TILE_Y3 : (f.dim == 2 ? HF_TILE_2 : 1u);
-    g->tx = f.dim == 3 ? HF_TILE_X3 : (f.dim == 2 ? HF_TILE_2 : HF_TILE_N);
-    g->gtz = (g->nz + g->tz - 1) / g->tz;
-    g->gty = (g->ny + g->ty - 1) / g->ty;
-    g->gtx = (g->nx + g->tx - 1) / g->tx;
-    g->ntiles = g->gtz * g->gty * g->gtx;
-    g->nsub = hf_nsub(g->n);
-    g->dim = f.dim;
+    hf_geom_set(g, f.nz, f.ny, f.nx, f.dim);
     return 0;
 }
 
@@ -349,7 +339,7 @@ static h5zgpu_status try_interpolation(hf_enc *E, uint64_t lorenzo_cost)
         return hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
                        (unsigned long long)g->n);
     }
-    if (hf_ip_wins(cost, lorenzo_cost)) {
+    if (hf_ip_wins(cost, lorenzo_cost, E->Q->pwrel)) {
         int32_t *p = E->p;
         uint8_t *k = E->kind;
         E->p = delta;
@@ -369,15 +359,80 @@ h5zgpu_status hf_encode_cpu(const hf_geom *g, const qz_quant *Q, unsigned radius
     return hf_encode_traced(g, Q, radius, in, out, cap, len, NULL);
 }
 
-h5zgpu_status hf_encode_traced(const hf_geom *g, const qz_quant *Q, unsigned radius,
-                               const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
-                               hf_trace *T)
+/* The ANS form's tables, sub-chunk table and stream at out + o; returns the offset after them. */
+static uint64_t put_ans_stream(const hf_ans_tabs *A, uint64_t nsub, const uint16_t *words,
+                               const uint64_t *nwords, uint8_t *out, uint64_t o)
 {
-    const unsigned R = radius, esize = Q->is_f32 ? 4u : 8u;
-    const uint64_t n = g->n;
+    const uint64_t groups = hf_ans_groups(nsub);
+    uint64_t busy = 0;
+    for (uint64_t s = 0; s < nsub; s++)
+        busy += nwords[s] != 0;
+    hz_put_u32(out + o, (uint32_t)busy);
+    o += 4;
+    hf_ans_put_tables(A, out + o);
+    o += hf_ans_table_bytes(A);
+    uint8_t *level0 = out + o;
+    o += hf_pad4((groups + 7) / 8);
+    for (uint64_t g = 0; g < groups; g++) {
+        uint64_t mask = 0;
+        for (uint64_t s = g * HF_ANS_GROUP; s < nsub && s < (g + 1) * HF_ANS_GROUP; s++)
+            mask |= (uint64_t)(nwords[s] != 0) << (s % HF_ANS_GROUP);
+        if (mask) {
+            level0[g / 8] |= (uint8_t)(1u << (g % 8));
+            hz_put_u64(out + o, mask);
+            o += 8;
+        }
+    }
+    for (uint64_t s = 0, k = 0; s < nsub; s++)
+        if (nwords[s])
+            hz_put_u16(out + o + 2 * k++, (uint32_t)nwords[s]);
+    o += hf_pad4(2 * busy);
+    for (uint64_t s = 0; s < nsub; s++)
+        for (uint64_t k = 0; k < nwords[s]; k++, o += 2)
+            hz_put_u16(out + o, words[s * HF_ANS_SUB_WORDS + k]);
+    return hf_pad4(o);
+}
+
+/* A Huffman form's codebook, sub-chunk table and stream at out + o (the sub-chunks' lengths
+ * into T); returns the offset after them. */
+static uint64_t put_huffman_stream(hf_enc *E, uint8_t *out, uint64_t o, hf_trace *T)
+{
+    const hf_geom *g = E->g;
+    const unsigned R = E->R;
+    hz_put_u16(out + o, E->B->m0);
+    hz_put_u16(out + o + 2, E->B->m1);
+    for (unsigned k = 0; k < E->B->m0 + E->B->m1; k++) {
+        unsigned t = k < E->B->m0 ? k : 2 * R + (k - E->B->m0);
+        out[o + 4 + k / 2] |= (uint8_t)(E->B->len[t] << (4 * (k & 1)));
+    }
+    o += hf_pad4(hf_codebook_size(E->B->m0, E->B->m1));
+    hz_parallel_for(g->nsub, sub_bits_task, E);
+    for (uint64_t s = 0; s < g->nsub; s++) {
+        hz_put_u16(out + o + 2 * s, (uint32_t)E->sub_bit[s]);
+        if (T && T->subbits)
+            T->subbits[s] = (uint32_t)E->sub_bit[s];
+    }
+    uint64_t bits = exclusive_sum(E->sub_bit, g->nsub);
+    o += hf_pad4(2 * g->nsub);
+    E->stream = out + o;
+    hz_parallel_for(g->nsub, write_task, E);
+    o += hf_pad4((bits + 7) / 8);
+    return o;
+}
+
+/* The payload of the coded array g (the chunk's folded axes in the order axes). */
+static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned R,
+                                  const void *in, unsigned axes, uint8_t *out, uint64_t cap,
+                                  uint64_t *len, hf_trace *T)
+{
+    const unsigned esize = Q->is_f32 ? 4u : 8u;
+    const uint64_t n = g->n, nsub_ans = hf_ans_nsub(n);
     hf_enc E = {.g = g, .Q = Q, .in = in, .R = R};
     uint64_t *hist = calloc(HF_MAX_SYMS, sizeof *hist);
     hf_book *B0 = malloc(sizeof *B0), *B1 = malloc(sizeof *B1);
+    hf_ans_tabs *A = malloc(sizeof *A);
+    uint16_t *words = malloc(nsub_ans * HF_ANS_SUB_WORDS * sizeof *words);
+    uint64_t *nwords = malloc(nsub_ans * sizeof *nwords);
     E.p = malloc(n * sizeof *E.p);
     E.kind = malloc(n);
     E.tok = malloc(n * sizeof *E.tok);
@@ -387,7 +442,7 @@ h5zgpu_status hf_encode_traced(const hf_geom *g, const qz_quant *Q, unsigned rad
     E.sub_bit = malloc(g->nsub * sizeof *E.sub_bit);
     h5zgpu_status st = H5ZGPU_OK;
     if (!E.p || !E.kind || !hist || !B0 || !B1 || !E.tok || !E.run_cost || !E.tile_out ||
-        !E.tile_verb || !E.sub_bit) {
+        !E.tile_verb || !E.sub_bit || !A || !words || !nwords) {
         st = hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
                      (unsigned long long)n);
         goto done;
@@ -399,7 +454,7 @@ h5zgpu_status hf_encode_traced(const hf_geom *g, const qz_quant *Q, unsigned rad
         for (unsigned o = 0; o <= g->dim; o++)
             cost[o] += E.run_cost[4 * k + o];
     E.order = hf_best_order(cost, g->dim);
-    if (hf_ip_worth_trying(cost[E.order], cost[0]) &&
+    if (hf_ip_worth_trying(cost[E.order], cost[0], Q->pwrel) &&
         (st = try_interpolation(&E, cost[E.order])) != H5ZGPU_OK)
         goto done;
     if (E.order != HF_PRED_INTERP)
@@ -450,12 +505,31 @@ h5zgpu_status hf_encode_traced(const hf_geom *g, const qz_quant *Q, unsigned rad
             size = sf;
         }
     }
-    E.rs = E.form == HF_FORM_RUNS ? rs : 0;
+    /* the ANS form, kept when strictly smaller than the best Huffman form */
+    hf_ans_tables(g, E.order, R, E.tok, A);
+    const uint64_t nw = hf_ans_encode_cpu(g, E.order, A, E.tok, rs, words, nwords);
+    uint64_t busy = 0, busy_groups = 0;
+    for (uint64_t first = 0; first < nsub_ans; first += HF_ANS_GROUP) {
+        uint64_t in_group = 0;
+        for (uint64_t s = first; s < nsub_ans && s < first + HF_ANS_GROUP; s++)
+            in_group += nwords[s] != 0;
+        busy += in_group;
+        busy_groups += in_group != 0;
+    }
+    const uint64_t size_ans = HF_ANS_OFF_TABLES + hf_ans_table_bytes(A) +
+                              hf_ans_index_bytes(nsub_ans, busy_groups, busy) + hf_pad4(2 * nw) +
+                              8 * n_out + (4 + esize) * n_verb;
+    if (size_ans < size) {
+        E.form = HF_FORM_ANS;
+        size = size_ans;
+    }
+    E.rs = E.form == HF_FORM_RUNS || E.form == HF_FORM_ANS ? rs : 0;
     if (T) {
         T->form = E.form;
         T->rs = E.rs;
         memcpy(T->len, E.B->len, sizeof T->len);
         T->size = size;
+        T->axes = axes;
     }
     if (size > cap) {
         st = H5ZGPU_E_OUTPUT_TOO_SMALL;
@@ -468,27 +542,14 @@ h5zgpu_status hf_encode_traced(const hf_geom *g, const qz_quant *Q, unsigned rad
     out[9] = (uint8_t)E.order;
     hz_put_u16(out + 10, R);
     hz_put_u16(out + 12, E.rs);
+    out[14] = (uint8_t)axes;
     hz_put_u32(out + 16, (uint32_t)n_out);
     hz_put_u32(out + 20, (uint32_t)n_verb);
     uint64_t o = HF_OFF_CODEBOOK;
-    hz_put_u16(out + o, E.B->m0);
-    hz_put_u16(out + o + 2, E.B->m1);
-    for (unsigned k = 0; k < E.B->m0 + E.B->m1; k++) {
-        unsigned t = k < E.B->m0 ? k : 2 * R + (k - E.B->m0);
-        out[o + 4 + k / 2] |= (uint8_t)(E.B->len[t] << (4 * (k & 1)));
-    }
-    o += hf_pad4(hf_codebook_size(E.B->m0, E.B->m1));
-    hz_parallel_for(g->nsub, sub_bits_task, &E);
-    for (uint64_t s = 0; s < g->nsub; s++) {
-        hz_put_u16(out + o + 2 * s, (uint32_t)E.sub_bit[s]);
-        if (T && T->subbits)
-            T->subbits[s] = (uint32_t)E.sub_bit[s];
-    }
-    uint64_t bits = exclusive_sum(E.sub_bit, g->nsub);
-    o += hf_pad4(2 * g->nsub);
-    E.stream = out + o;
-    hz_parallel_for(g->nsub, write_task, &E);
-    o += hf_pad4((bits + 7) / 8);
+    if (E.form == HF_FORM_ANS)
+        o = put_ans_stream(A, nsub_ans, words, nwords, out, o);
+    else
+        o = put_huffman_stream(&E, out, o, T);
     E.out_pos = out + o;
     E.out_delta = E.out_pos + 4 * n_out;
     E.verb_pos = E.out_delta + 4 * n_out;
@@ -506,6 +567,32 @@ done:
     free(hist);
     free(B0);
     free(B1);
+    free(A);
+    free(words);
+    free(nwords);
+    return st;
+}
+
+h5zgpu_status hf_encode_traced(const hf_geom *g, const qz_quant *Q, unsigned radius,
+                               const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
+                               hf_trace *T)
+{
+    const size_t esize = Q->is_f32 ? 4u : 8u;
+    unsigned long long cost[3];
+    const unsigned axes = hf_axes_pick_cpu(g, Q, in, cost);
+    if (T)
+        memcpy(T->axes_cost, cost, sizeof cost);
+    if (!axes)
+        return encode_coded(g, Q, radius, in, 0, out, cap, len, T);
+    hf_geom cg;
+    hf_axes_geom(g, axes, &cg);
+    void *coded = malloc(g->n * esize);
+    if (!coded)
+        return hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
+                       (unsigned long long)g->n);
+    hf_axes_gather_cpu(g, axes, esize, in, coded);
+    h5zgpu_status st = encode_coded(&cg, Q, radius, coded, axes, out, cap, len, T);
+    free(coded);
     return st;
 }
 
@@ -540,8 +627,36 @@ static void build_table(const uint8_t *lens, const uint16_t *code, unsigned m, u
     }
 }
 
+/* The stream's length and the lists after it, from the payload's end. */
+static h5zgpu_status place_lists(unsigned esize, uint64_t len, hf_layout *L)
+{
+    uint64_t tail = 8 * (uint64_t)L->n_out + (4 + esize) * (uint64_t)L->n_verb;
+    if (L->off_stream + tail > len)
+        return corrupt("sections overrun the payload");
+    L->stream_bytes = len - tail - L->off_stream;
+    L->off_out_pos = L->off_stream + L->stream_bytes;
+    L->off_out_delta = L->off_out_pos + 4 * (uint64_t)L->n_out;
+    L->off_verb_pos = L->off_out_delta + 4 * (uint64_t)L->n_out;
+    L->off_verb_val = L->off_verb_pos + 4 * (uint64_t)L->n_verb;
+    return H5ZGPU_OK;
+}
+
+h5zgpu_status hf_payload_axes(const hf_geom *g, unsigned version, const uint8_t *in,
+                              uint64_t len, unsigned *axes, hf_geom *coded)
+{
+    *axes = version >= 4 && len > 14 ? in[14] : 0;
+    if (*axes >= HF_AXES_COUNT || (*axes && g->dim != 3))
+        return corrupt("axis order out of range, or set on a chunk that is not 3-D");
+    if (*axes)
+        hf_axes_geom(g, *axes, coded);
+    else
+        *coded = *g;
+    return H5ZGPU_OK;
+}
+
 h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const uint8_t *in,
-                       uint64_t avail, uint64_t len, hf_layout *L, uint16_t *table)
+                       uint64_t avail, uint64_t len, hf_layout *L, uint16_t *table,
+                       hf_ans_tabs *A)
 {
     uint8_t lens[HF_MAX_SYMS];
     uint16_t code[HF_MAX_SYMS];
@@ -555,19 +670,52 @@ h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const
     L->n_out = hz_get_u32(in + 16);
     L->n_verb = hz_get_u32(in + 20);
     L->order = in[9];
-    if (L->form > HF_FORM_PAIRS || hz_get_u16(in + 14))
+    L->axes = version >= 4 ? in[14] : 0;   /* checked by hf_payload_axes */
+    if (L->form > (version >= 4 ? HF_FORM_ANS : HF_FORM_PAIRS) || in[15] ||
+        (version < 4 && in[14]))
         return corrupt("unknown form or reserved bytes set");
     if (L->order == HF_PRED_INTERP ? version < 2 : L->order > g->dim)
         return corrupt("predictor neither interpolation (format version 2) nor a Lorenzo order "
                        "of the chunk's dimensionality");
     if (L->radius < 2 || L->radius > HF_RADIUS_MAX)
         return corrupt("radius outside 2..1024");
-    if (L->form == HF_FORM_RUNS ? L->run_token >= 2 * L->radius : L->run_token != 0)
+    if (L->form == HF_FORM_RUNS || L->form == HF_FORM_ANS ? L->run_token >= 2 * L->radius
+                                                         : L->run_token != 0)
         return corrupt("run token out of range");
     if (L->form == HF_FORM_PAIRS && L->radius < HF_PAIR_MIN_RADIUS)
         return corrupt("pair form with a radius below 9");
     if (L->n_out > g->n || L->n_verb > g->n)
         return corrupt("more outliers or verbatim values than elements");
+    if (L->form == HF_FORM_ANS) {
+        uint64_t tb;
+        h5zgpu_status st;
+        if (!A)
+            return corrupt("ANS form where only Huffman codes are read");
+        const uint64_t nsub = hf_ans_nsub(g->n);
+        L->busy = hz_get_u32(in + HF_ANS_OFF_BUSY);
+        if (L->busy > nsub)
+            return corrupt("more ANS sub-chunks with words than sub-chunks");
+        if ((st = hf_ans_parse(in + HF_ANS_OFF_TABLES, avail - HF_ANS_OFF_TABLES, L->order,
+                               L->radius, A, &tb)) != H5ZGPU_OK)
+            return st;
+        L->ntokens = 2 * L->radius;
+        L->off_sub = HF_ANS_OFF_TABLES + tb;
+        /* the groups' bits: how many masks follow */
+        const uint64_t groups = hf_ans_groups(nsub), l0 = hf_pad4((groups + 7) / 8);
+        if (L->off_sub + l0 > avail)
+            return corrupt("the busy groups' bits overrun the payload");
+        L->busy_groups = 0;
+        for (uint64_t b = 0; b < 8 * l0; b++) {
+            const unsigned bit = in[L->off_sub + b / 8] >> (b % 8) & 1u;
+            if (bit && b >= groups)
+                return corrupt("the busy groups' padding is not zero");
+            L->busy_groups += bit;
+        }
+        if (L->busy_groups > L->busy)
+            return corrupt("more busy groups than busy sub-chunks");
+        L->off_stream = L->off_sub + hf_ans_index_bytes(nsub, L->busy_groups, L->busy);
+        return place_lists(esize, len, L);
+    }
     unsigned nsym = 2 * L->radius + (L->form == HF_FORM_CODES ? 0 : HF_RUN_MAX);
     unsigned m0 = hz_get_u16(in + HF_OFF_CODEBOOK), m1 = hz_get_u16(in + HF_OFF_CODEBOOK + 2);
     uint64_t cb = hf_pad4(hf_codebook_size(m0, m1));
@@ -590,15 +738,7 @@ h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const
     build_table(lens, code, L->ntokens, table);
     L->off_sub = HF_OFF_CODEBOOK + cb;
     L->off_stream = L->off_sub + hf_pad4(2 * g->nsub);
-    uint64_t tail = 8 * (uint64_t)L->n_out + (4 + esize) * (uint64_t)L->n_verb;
-    if (L->off_stream + tail > len)
-        return corrupt("sections overrun the payload");
-    L->stream_bytes = len - tail - L->off_stream;
-    L->off_out_pos = L->off_stream + L->stream_bytes;
-    L->off_out_delta = L->off_out_pos + 4 * (uint64_t)L->n_out;
-    L->off_verb_pos = L->off_out_delta + 4 * (uint64_t)L->n_out;
-    L->off_verb_val = L->off_verb_pos + 4 * (uint64_t)L->n_verb;
-    return H5ZGPU_OK;
+    return place_lists(esize, len, L);
 }
 
 /* Decodes sub-chunk s into deltas (markers for fill and escape tokens); returns 0 on any
@@ -739,48 +879,129 @@ static void tile_task(void *ctx, uint64_t t)
     }
 }
 
-h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, qz_quant *Q, const uint8_t *in,
-                            uint64_t len, void *out)
+/* The Huffman forms' stream into D->delta: the sub-chunks' bit lengths, then each decoded. */
+static h5zgpu_status huffman_stream(hf_dec *D)
 {
-    const unsigned esize = Q->is_f32 ? 4u : 8u;
-    hf_layout L;
-    uint16_t *table = malloc(sizeof(uint16_t) << HF_MAX_LEN);
-    hf_dec D = {.g = g, .Q = Q, .L = &L, .table = table, .in = in, .out = out};
-    D.delta = malloc(g->n * sizeof *D.delta);
-    D.sub_bit = malloc(g->nsub * sizeof *D.sub_bit);
+    const hf_geom *g = D->g;
+    const hf_layout *L = D->L;
+    const uint8_t *in = D->in;
+    uint64_t bit = 0;
+    for (uint64_t s = 0; s < g->nsub; s++) {
+        D->sub_bit[s] = bit;
+        bit += hz_get_u16(in + L->off_sub + 2 * s);
+    }
+    for (uint64_t b = L->off_sub + 2 * g->nsub; b < L->off_stream; b++)
+        if (in[b])
+            return corrupt("sub-chunk table padding is not zero");
+    if (hf_pad4((bit + 7) / 8) != L->stream_bytes ||
+        ((bit & 7) && (D->stream[bit >> 3] >> (bit & 7))))
+        return corrupt("stream length disagrees with its sub-chunks");
+    for (uint64_t b = (bit + 7) / 8; b < L->stream_bytes; b++)
+        if (D->stream[b])
+            return corrupt("stream padding is not zero");
+    hz_parallel_for(g->nsub, decode_task, D);
+    return D->bad ? corrupt("a sub-chunk's tokens do not match its bit length") : H5ZGPU_OK;
+}
+
+/* The ANS form's stream into D->delta. */
+static h5zgpu_status ans_stream(hf_dec *D, const hf_ans_tabs *A)
+{
+    const hf_geom *g = D->g;
+    const hf_layout *L = D->L;
+    const uint8_t *in = D->in;
+    const uint64_t nsub = hf_ans_nsub(g->n);
+    uint64_t *woff = malloc((nsub + 1) * sizeof *woff);
+    uint16_t *sym = malloc((size_t)A->ntab * HF_ANS_M * sizeof *sym);
     h5zgpu_status st = H5ZGPU_OK;
-    if (!table || !D.delta || !D.sub_bit) {
+    if (!woff || !sym) {
         st = hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
                      (unsigned long long)g->n);
         goto done;
     }
-    if ((st = hf_parse(g, version, esize, in, len, len, &L, table)) != H5ZGPU_OK)
+    const uint64_t groups = hf_ans_groups(nsub);
+    const uint8_t *level0 = in + L->off_sub, *masks = level0 + hf_pad4((groups + 7) / 8);
+    const uint8_t *counts = masks + 8 * (uint64_t)L->busy_groups;
+    uint64_t k = 0, gi = 0;
+    woff[0] = 0;
+    for (uint64_t gr = 0; gr < groups; gr++) {
+        const int marked = level0[gr / 8] >> (gr % 8) & 1u;
+        const uint64_t mask = marked ? hz_get_u64(masks + 8 * gi++) : 0;
+        const uint64_t first = gr * HF_ANS_GROUP;
+        /* a group marked busy has a busy sub-chunk, and none past the last */
+        if (marked && !mask) {
+            st = corrupt("a busy group without a busy sub-chunk");
+            goto done;
+        }
+        for (uint64_t j = 0; j < HF_ANS_GROUP; j++) {
+            const int has = mask >> j & 1u;
+            if (first + j >= nsub) {
+                if (has) {
+                    st = corrupt("a busy sub-chunk past the last");
+                    goto done;
+                }
+                continue;
+            }
+            const uint64_t s = first + j;
+            woff[s + 1] = woff[s] + (has && k < L->busy ? hz_get_u16(counts + 2 * k) : 0);
+            if (has && (k++ >= L->busy || woff[s + 1] - woff[s] < 2)) {
+                st = corrupt("the busy sub-chunks disagree with their count, or one has no "
+                             "state");
+                goto done;
+            }
+        }
+    }
+    if (k != L->busy) {
+        st = corrupt("the busy sub-chunks disagree with their count");
+        goto done;
+    }
+    for (const uint8_t *b = counts + 2 * k; b < in + L->off_stream; b++)
+        if (*b) {
+            st = corrupt("sub-chunk table padding is not zero");
+            goto done;
+        }
+    if (hf_pad4(2 * woff[nsub]) != L->stream_bytes) {
+        st = corrupt("stream length disagrees with its sub-chunks");
+        goto done;
+    }
+    for (uint64_t b = 2 * woff[nsub]; b < L->stream_bytes; b++)
+        if (D->stream[b]) {
+            st = corrupt("stream padding is not zero");
+            goto done;
+        }
+    hf_ans_symbols(A, sym);
+    if (!hf_ans_decode_cpu(g, L, A, sym, D->stream, woff, D->Q->has_fill, D->delta))
+        st = corrupt("a sub-chunk's ANS words do not decode to its tokens");
+done:
+    free(woff);
+    free(sym);
+    return st;
+}
+
+/* Decodes the coded array g (the chunk's folded axes, permuted when the payload says so) into
+ * out. */
+static h5zgpu_status decode_coded(const hf_geom *g, unsigned version, qz_quant *Q,
+                                  const uint8_t *in, uint64_t len, void *out)
+{
+    const unsigned esize = Q->is_f32 ? 4u : 8u;
+    hf_layout L;
+    uint16_t *table = malloc(sizeof(uint16_t) << HF_MAX_LEN);
+    hf_ans_tabs *A = malloc(sizeof *A);
+    hf_dec D = {.g = g, .Q = Q, .L = &L, .table = table, .in = in, .out = out};
+    D.delta = malloc(g->n * sizeof *D.delta);
+    D.sub_bit = malloc(g->nsub * sizeof *D.sub_bit);
+    h5zgpu_status st = H5ZGPU_OK;
+    if (!table || !A || !D.delta || !D.sub_bit) {
+        st = hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
+                     (unsigned long long)g->n);
+        goto done;
+    }
+    if ((st = hf_parse(g, version, esize, in, len, len, &L, table, A)) != H5ZGPU_OK)
         goto done;
     if (!qz_get_anchor(in, Q)) {
         st = corrupt("base or code offset out of range");
         goto done;
     }
     D.stream = in + L.off_stream;
-    uint64_t bit = 0;
-    for (uint64_t s = 0; s < g->nsub; s++) {
-        D.sub_bit[s] = bit;
-        bit += hz_get_u16(in + L.off_sub + 2 * s);
-    }
-    for (uint64_t b = L.off_sub + 2 * g->nsub; b < L.off_stream; b++)
-        if (in[b]) {
-            st = corrupt("sub-chunk table padding is not zero");
-            goto done;
-        }
-    if (hf_pad4((bit + 7) / 8) != L.stream_bytes ||
-        ((bit & 7) && (D.stream[bit >> 3] >> (bit & 7)))) {
-        st = corrupt("stream length disagrees with its sub-chunks");
-        goto done;
-    }
-    for (uint64_t b = (bit + 7) / 8; b < L.stream_bytes; b++)
-        if (D.stream[b]) {
-            st = corrupt("stream padding is not zero");
-            goto done;
-        }
     for (uint64_t v = 0; v < L.n_verb; v++) {
         uint64_t pos = hz_get_u32(in + L.off_verb_pos + 4 * v);
         if (pos >= g->n || (v && pos <= hz_get_u32(in + L.off_verb_pos + 4 * (v - 1)))) {
@@ -788,11 +1009,9 @@ h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, qz_quant *Q, con
             goto done;
         }
     }
-    hz_parallel_for(g->nsub, decode_task, &D);
-    if (D.bad) {
-        st = corrupt("a sub-chunk's tokens do not match its bit length");
+    st = L.form == HF_FORM_ANS ? ans_stream(&D, A) : huffman_stream(&D);
+    if (st != H5ZGPU_OK)
         goto done;
-    }
     for (uint64_t k = 0; k < L.n_out; k++) {
         uint64_t pos = hz_get_u32(in + L.off_out_pos + 4 * k);
         int32_t d = (int32_t)hz_get_u32(in + L.off_out_delta + 4 * k);
@@ -824,7 +1043,27 @@ h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, qz_quant *Q, con
     }
 done:
     free(table);
+    free(A);
     free(D.delta);
     free(D.sub_bit);
+    return st;
+}
+
+h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, qz_quant *Q, const uint8_t *in,
+                            uint64_t len, void *out)
+{
+    const size_t esize = Q->is_f32 ? 4u : 8u;
+    unsigned axes;
+    hf_geom cg;
+    h5zgpu_status st = hf_payload_axes(g, version, in, len, &axes, &cg);
+    if (st != H5ZGPU_OK || !axes)
+        return st != H5ZGPU_OK ? st : decode_coded(g, version, Q, in, len, out);
+    void *coded = malloc(g->n * esize);
+    if (!coded)
+        return hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
+                       (unsigned long long)g->n);
+    if ((st = decode_coded(&cg, version, Q, in, len, coded)) == H5ZGPU_OK)
+        hf_axes_scatter_cpu(g, axes, esize, coded, out);
+    free(coded);
     return st;
 }

@@ -57,7 +57,7 @@ static h5zgpu_status write_bounded(const hz_runner *r, uint8_t *out, size_t out_
         return hz_fail(H5ZGPU_E_OUTPUT_TOO_SMALL,
                        "output buffer of %zu bytes is below h5zgpu_compress_bound (%llu)",
                        out_cap, (unsigned long long)(lo + shift + raw));
-    hz_header h = {.version = HZ_VERSION_GRID, .rank = p->rank, .dtype = p->dtype,
+    hz_header h = {.version = HZ_VERSION_CODED, .rank = p->rank, .dtype = p->dtype,
                    .mode = p->mode, .eb = p->eb};
     memcpy(h.dims, p->dims, sizeof(uint64_t) * p->rank);
     hz_payload res;

@@ -132,6 +132,8 @@ static void free_chunk_bufs(hzc_ws *w)
     buf_free(&w->rec, 0);
     buf_free(&w->sub, 0);
     buf_free(&w->plan, 0);
+    buf_free(&w->ans, 0);
+    buf_free(&w->coded, 0);
 }
 
 static void ws_destroy(hzc_ws *w)

@@ -24,6 +24,8 @@ typedef struct hzc_ws {
                                  legacy default stream as a caller of the NULL stream expects */
     hzc_buf in, tab, pay, fin, status, part;   /* device */
     hzc_buf tok, rec, sub, plan;               /* device, Huffman codec */
+    hzc_buf ans, coded;                        /* device, Huffman codec: the ANS form's state,
+                                                  the chunk with its axes permuted */
     hzc_buf host;                              /* pinned */
     hzc_buf htab;                              /* pinned: the Huffman decoder table */
     hzc_scalars *sc;                           /* device */

@@ -5,14 +5,15 @@
 
 cudaError_t hzc_huff_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,
                                    const uint8_t *in, uint64_t len, const uint16_t *table,
-                                   int32_t *delta, uint64_t *suboff, void *out, hzc_scalars *sc,
-                                   int sms, cudaStream_t s)
+                                   const hf_ans_dec *ans, int32_t *delta, uint64_t *suboff,
+                                   void *out, hzc_scalars *sc, int sms, cudaStream_t s)
 {
     (void)len;   /* hf_parse placed every part inside it */
     hf_dec_args a = {*g, *Q, *L, in, table, delta, suboff, out, sc};
     cudaError_t e;
     /* the stream -> suboff -> delta (a delta or a marker per element); outliers into place */
-    if ((e = hf_dec_launch_stream(a, sms, s)) != cudaSuccess ||
+    if ((e = L->form == HF_FORM_ANS ? hf_ans_launch_decode(a, *ans, sms, s)
+                                    : hf_dec_launch_stream(a, sms, s)) != cudaSuccess ||
         (e = hf_dec_launch_lists(a, sms, s)) != cudaSuccess)
         return e;
     /* delta -> values, by the payload's predictor */

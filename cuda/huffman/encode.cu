@@ -28,6 +28,9 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned
         (e = hf_enc_launch_form_hists(a, s)) != cudaSuccess ||
         (e = hf_enc_launch_codebooks(a, s)) != cudaSuccess)
         return e;
-    /* the payload: tok + the chosen codebook -> dst, sc->sum */
+    /* the ANS form: tok + plan->pred, rs -> its tables and sub-chunks -> the choice by size */
+    if ((e = hf_ans_launch_encode(a, sms, s)) != cudaSuccess)
+        return e;
+    /* the payload: tok + the chosen codebook, or the ANS sub-chunks -> dst, sc->sum */
     return hf_enc_launch_stream(a, sms, s);
 }

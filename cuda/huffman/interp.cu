@@ -231,7 +231,7 @@ __device__ __forceinline__ void hf_ip_emit(const hf_ip_args &a, uint32_t pos, in
 __device__ __forceinline__ bool hf_ip_tried(const hf_ip_args &a)
 {
     const hf_enc_plan *P = a.plan;
-    return hf_ip_worth_trying(P->cost[hf_best_order(P->cost, a.g.dim)], P->cost[0]);
+    return hf_ip_worth_trying(P->cost[hf_best_order(P->cost, a.g.dim)], P->cost[0], a.Q.pwrel);
 }
 
 /* Passes p0..p1-1 of np in one CTA, whose barrier orders them, the chunk's first element
@@ -692,7 +692,8 @@ __global__ void hf_enc_ip_pick_kernel(const hf_ip_args a)
 {
     hf_enc_plan *P = a.plan;
     const unsigned order = hf_best_order(P->cost, a.g.dim);
-    P->pred = hf_ip_tried(a) && hf_ip_wins(P->cost_ip, P->cost[order]) ? HF_PRED_INTERP : order;
+    P->pred = hf_ip_tried(a) && hf_ip_wins(P->cost_ip, P->cost[order], a.Q.pwrel) ? HF_PRED_INTERP
+                                                                           : order;
 }
 
 /* Verbatim values over the reconstruction (the lists kernel checked their positions). */

@@ -6,6 +6,7 @@
 #include "../common/stages.h"
 
 #include "huff_common.h"
+#include "huff_ans.h"
 #include "huff_interp.h"
 extern "C" {
 #include "huff.h"
@@ -46,6 +47,27 @@ typedef struct hf_enc_plan {
     uint8_t len[HF_MAX_SYMS];              /* codebook.cu -> stream_encode.cu */
 } hf_enc_plan;
 
+/* Device state of the ANS form (ans.cu): the encoder's counts, then each table's tokens,
+ * nibbles and packed entries (frequency | cumulative << 16), and what the sub-chunks took. */
+typedef struct hf_ans_plan {
+    unsigned ntab;
+    unsigned m[HF_ANS_TABLES];
+    unsigned long long nib[HF_ANS_TABLES];
+    unsigned long long nibbles, words, busy, busy_groups;
+    uint32_t count[HF_ANS_TABLES][2 * HF_RADIUS_MAX];
+    uint32_t fc[HF_ANS_TABLES][2 * HF_RADIUS_MAX];
+} hf_ans_plan;
+
+/* The ANS decoder's device arrays: the packed entries (span = 2R a table, zero past m), the
+ * slot tables (HF_ANS_M a table) and the sub-chunks' first words (nsub + 1). */
+typedef struct hf_ans_dec {
+    unsigned ntab, span;
+    unsigned m[HF_ANS_TABLES];
+    const uint32_t *fc;
+    uint16_t *sym;
+    uint64_t *woff;
+} hf_ans_dec;
+
 /* Device buffers of one Huffman encoding. Outliers and verbatim values past kmax_* are not
  * stored: the payload then exceeds cap anyway. */
 typedef struct hf_enc_bufs {
@@ -67,6 +89,15 @@ typedef struct hf_enc_bufs {
     uint64_t cap;
     uint16_t *tok_copy;             /* tests, else NULL: host copy of the tokens, taken before
                                      * the stream's packing reuses their memory */
+    unsigned axes;                  /* the axis order (payload byte 14) */
+    hf_ans_plan *ans;               /* the ANS form: its plan, each sub-chunk's words
+                                     * (HF_ANS_SUB_WORDS a sub-chunk), their count, first word
+                                     * and place among the busy sub-chunks, and the groups' */
+    uint16_t *ans_words;
+    uint32_t *ans_nwords;
+    uint64_t *ans_woff;
+    uint32_t *ans_bidx;
+    uint32_t *ans_gidx;             /* each group's place among the busy groups */
 } hf_enc_bufs;
 
 /* The elements of the chunk's lattice of even coordinates. */
@@ -82,13 +113,22 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned
                                    int sms, cudaStream_t s);
 
 /* Decodes a payload of len bytes at the 4-aligned in, whose parts hf_parse located in L, with
- * the decoder table it built (table, device, 16-byte aligned): the pipeline of decode.cu. delta
+ * the decoder table it built (table, device, 16-byte aligned) or, in the ANS form, the tables
+ * of ans (slot tables built here): the pipeline of decode.cu. delta
  * holds n int32 (2n for interpolation, whose codes take the second half) and is 16-byte
  * aligned; suboff holds nsub + 1 offsets. Any inconsistency sets sc->corrupt (zeroed by the
  * caller). */
 cudaError_t hzc_huff_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,
                                    const uint8_t *in, uint64_t len, const uint16_t *table,
-                                   int32_t *delta, uint64_t *suboff, void *out, hzc_scalars *sc,
-                                   int sms, cudaStream_t s);
+                                   const hf_ans_dec *ans, int32_t *delta, uint64_t *suboff,
+                                   void *out, hzc_scalars *sc, int sms, cudaStream_t s);
+
+/* axes.cu: the axis order's costs of the chunk g over its sampled tiles into cost[0..2] and
+ * their terms into cost[3..5] (zeroed first); the copy of the chunk into the coded array
+ * (gather) or back. */
+cudaError_t hf_axes_launch_cost(const hf_geom *g, const qz_quant *Q, const void *in,
+                                unsigned long long *cost, cudaStream_t s);
+cudaError_t hf_axes_launch_copy(const hf_geom *g, unsigned axes, int is_f32, int gather,
+                                const void *src, void *dst, int sms, cudaStream_t s);
 
 #endif

@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_enc_pack_kernel(const h
     __shared__ __align__(16) uint32_t stage_s[HF_WALK_WARPS][HF_STAGE_WORDS];
     __shared__ __align__(16) uint32_t cl_s[HF_MAX_SYMS + 1];
     hf_enc_plan *P = a.b.plan;
-    if (P->too_small)
+    if (P->too_small || P->form == HF_FORM_ANS)
         return;
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const unsigned form = P->form, rs = P->rs;
@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_enc_pack_kernel(const h
  * time (coalesced; HF_SCAN_BATCH rounds' loads issued together). */
 __global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_sub_scan_kernel(const hf_enc_args a)
 {
-    if (a.b.plan->too_small)
+    if (a.b.plan->too_small || a.b.plan->form == HF_FORM_ANS)
         return;
     const uint32_t *__restrict__ bits = a.b.subbits;
     uint64_t *__restrict__ off = a.b.suboff;
@@ -276,7 +276,7 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_sub_scan_kernel(const h
 __global__ void __launch_bounds__(HF_THREADS) hf_enc_place_kernel(const hf_enc_args a)
 {
     const hf_enc_plan *P = a.b.plan;
-    if (P->too_small)
+    if (P->too_small || P->form == HF_FORM_ANS)
         return;
     const unsigned lane = threadIdx.x & 31u;
     const uint64_t s = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) / 32u;
@@ -302,19 +302,29 @@ __global__ void __launch_bounds__(HF_THREADS) hf_enc_place_kernel(const hf_enc_a
     }
 }
 
-/* Everything but the stream: fixed part, codebook, sub-chunk table, outliers, verbatim values. */
+/* Everything but the stream: fixed part, codebook, sub-chunk table, outliers, verbatim values
+ * (in the ANS form the fixed part and the lists: hf_ans_place_kernel wrote the rest). */
 __global__ void __launch_bounds__(HF_THREADS) hf_enc_tail_kernel(const hf_enc_args a)
 {
     const hf_enc_plan *P = a.b.plan;
     if (P->too_small)
         return;
     uint8_t *dst = a.b.dst;
-    const unsigned m0 = P->m0, m1 = P->m1, nlen = m0 + m1, esize = a.Q.is_f32 ? 4u : 8u;
-    const uint64_t nsub = a.g.nsub, n_out = P->n_out, n_verb = P->n_verb;
+    const bool ans = P->form == HF_FORM_ANS;
+    const unsigned m0 = ans ? 0 : P->m0, m1 = ans ? 0 : P->m1, nlen = m0 + m1;
+    const unsigned esize = a.Q.is_f32 ? 4u : 8u;
+    const uint64_t nsub = ans ? 0 : a.g.nsub, n_out = P->n_out, n_verb = P->n_verb;
     const uint64_t off_sub = HF_OFF_CODEBOOK + hf_pad4(hf_codebook_size(m0, m1));
-    const uint64_t off_out = off_sub + hf_pad4(2 * nsub) + hf_pad4((P->bits + 7) / 8);
+    const hf_ans_plan *A = a.b.ans;
+    const uint64_t nsub_ans = hf_ans_nsub(a.g.n);
+    const uint64_t off_out =
+        ans ? HF_ANS_OFF_TABLES + hf_pad4((A->nibbles + 1) / 2) +
+                  hf_ans_index_bytes(nsub_ans, A->busy_groups, A->busy) + hf_pad4(2 * A->words)
+            : off_sub + hf_pad4(2 * nsub) + hf_pad4((P->bits + 7) / 8);
     const uint64_t off_verb = off_out + 8 * n_out;
-    const uint64_t items = max(max(nsub, (uint64_t)(nlen + 1) / 2), max(n_out, n_verb));
+    /* at least one: item 0 writes the fixed part */
+    const uint64_t items = max(max(max(nsub, (uint64_t)1), (uint64_t)(nlen + 1) / 2),
+                               max(n_out, n_verb));
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < items;
          i += (uint64_t)gridDim.x * blockDim.x) {
         if (i == 0) {
@@ -322,11 +332,14 @@ __global__ void __launch_bounds__(HF_THREADS) hf_enc_tail_kernel(const hf_enc_ar
             dst[8] = (uint8_t)P->form;
             dst[9] = (uint8_t)P->pred;
             hz_put_u16(dst + 10, a.R);
-            hz_put_u16(dst + 12, P->form == HF_FORM_RUNS ? P->rs : 0u);
+            hz_put_u16(dst + 12, P->form == HF_FORM_RUNS || ans ? P->rs : 0u);
+            dst[14] = (uint8_t)a.b.axes;
             hz_put_u32(dst + 16, (uint32_t)n_out);
             hz_put_u32(dst + 20, (uint32_t)n_verb);
-            hz_put_u16(dst + HF_OFF_CODEBOOK, m0);
-            hz_put_u16(dst + HF_OFF_CODEBOOK + 2, m1);
+            if (!ans) {
+                hz_put_u16(dst + HF_OFF_CODEBOOK, m0);
+                hz_put_u16(dst + HF_OFF_CODEBOOK + 2, m1);
+            }
         }
         if (i < (nlen + 1) / 2) {   /* lengths of tokens 0..m0-1, then 2R..2R+m1-1 */
             const unsigned k = 2 * (unsigned)i, t0 = k < m0 ? k : 2 * a.R + (k - m0);
@@ -375,6 +388,9 @@ cudaError_t hf_enc_launch_stream(const hf_enc_args &a, int sms, cudaStream_t s)
 {
     const unsigned walk = (unsigned)((a.g.nsub + HF_WALK_WARPS - 1) / HF_WALK_WARPS);
     hf_enc_clear_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
+    cudaError_t e = hf_ans_launch_place(a, sms, s);
+    if (e != cudaSuccess)
+        return e;
     hf_enc_pack_kernel<<<walk, HF_WALK_WARPS * 32, 0, s>>>(a);
     hf_enc_sub_scan_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
     hf_enc_place_kernel<<<hf_sub_grid(a.g.nsub, 32, HF_THREADS), HF_THREADS, 0, s>>>(a);

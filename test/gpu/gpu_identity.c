@@ -4,7 +4,7 @@
  * refuse alike without a crash. The synthetic cases cover 1-D to 4-D shapes with partial blocks
  * and tiles of both codecs, tiny chunks (1 element, one Huffman sub-chunk + 1), float32 and
  * float64, ABS/REL/PWREL, NaN/Inf, fill layouts, and Huffman radii 2 to 1024; a tally then
- * requires that the Huffman chunks used interpolation and every Lorenzo order, all three forms
+ * requires that the Huffman chunks used interpolation and every Lorenzo order, all four forms
  * and every radius, and that auto chose each codec somewhere, so new inputs cannot quietly lose
  * that coverage.
  *
@@ -90,7 +90,7 @@ static const unsigned written_radii[] = {2, 16, DEFAULT_RADIUS, 1024};
 
 /* What the checked chunks were written with: see coverage(). */
 static struct {
-    int order[4], form[3], radius[NWRITTEN_RADII], written[3], auto_chose[3];
+    int order[4], form[4], radius[NWRITTEN_RADII], written[3], auto_chose[3];
 } seen;
 
 static const char *codec_name(unsigned c)
@@ -166,7 +166,7 @@ static void check_written(const char *name, const h5zgpu_params *p, const uint8_
     tu_expect(R == want, "%s: radius %u written, %u asked for", name, R, want);
     if (pay[HUFF_ORDER] <= 3)   /* 0: interpolation */
         seen.order[pay[HUFF_ORDER]]++;
-    if (pay[HUFF_FORM] <= 2)
+    if (pay[HUFF_FORM] <= 3)
         seen.form[pay[HUFF_FORM]]++;
     for (size_t k = 0; k < NWRITTEN_RADII; k++)
         seen.radius[k] += R == written_radii[k];
@@ -597,9 +597,9 @@ static void coverage(void)
         autoc |= codecs[ci] == H5ZGPU_CODEC_AUTO;
     }
     printf("gpu_identity: chunks written raw %d, fixed %d, Huffman %d; Huffman by predictor "
-           "interpolation/Lorenzo 1/2/3: %d/%d/%d/%d, by form 0/1/2: %d/%d/%d, by radius",
+           "interpolation/Lorenzo 1/2/3: %d/%d/%d/%d, by form 0/1/2/3: %d/%d/%d/%d, by radius",
            seen.written[0], seen.written[1], seen.written[2], seen.order[0], seen.order[1],
-           seen.order[2], seen.order[3], seen.form[0], seen.form[1], seen.form[2]);
+           seen.order[2], seen.order[3], seen.form[0], seen.form[1], seen.form[2], seen.form[3]);
     for (size_t k = 0; k < NWRITTEN_RADII; k++)
         printf(" %u: %d", written_radii[k], seen.radius[k]);
     printf("; auto chose raw %d, fixed %d, Huffman %d\n", seen.auto_chose[0], seen.auto_chose[1],
@@ -609,7 +609,7 @@ static void coverage(void)
     for (unsigned o = 0; o <= 3; o++)
         tu_expect(seen.order[o] > 0, "coverage: no Huffman chunk used predictor %u "
                   "(0 interpolation, else a Lorenzo order)", o);
-    for (unsigned f = 0; f <= 2; f++)
+    for (unsigned f = 0; f <= 3; f++)
         tu_expect(seen.form[f] > 0, "coverage: no Huffman chunk used form %u", f);
     for (size_t k = 0; k < NWRITTEN_RADII; k++)
         tu_expect(seen.radius[k] > 0, "coverage: no Huffman chunk used radius %u",

@@ -3,9 +3,10 @@
  *   both codecs   the quantiser the statistics set up (bound applied, code offset or base, fill)
  *   fixed-length  the payload's tables (anchor, tile masks and predictors, fill masks), then the
  *                 block headers, then the block payloads
- *   Huffman       the sampled Lorenzo costs, the predictor, every token, the outlier and
- *                 verbatim counts, form 0's histogram, the form and its codebook's lengths, the
- *                 payload size, each sub-chunk's stream bits, then the payload's bytes
+ *   Huffman       the axis costs and order, the sampled Lorenzo costs, the predictor, every
+ *                 token, the outlier and verbatim counts, form 0's histogram, the form and the
+ *                 best Huffman codebook's lengths, the payload size, each sub-chunk's stream
+ *                 bits (Huffman forms), then the payload's bytes
  * over synthetic fields (smooth, noisy, spiky, masked with fill values, 1-D to 3-D, float32 and
  * float64, ABS/REL/PWREL, bounds that choose Lorenzo and interpolation, and each Huffman form)
  * and, given as arguments, whole raw float32 fields at REL 1e-2, 1e-3, 1e-4.
@@ -153,6 +154,9 @@ static void huff_stages(const char *label, const h5zgpu_params *p, const void *i
     /* the token alphabet of the chosen form: its codebook's lengths are compared up to it */
     const unsigned nsym = Tc->form == HF_FORM_CODES ? 2 * R : 2 * R + HF_RUN_MAX;
     int ok = stage(label, "Huffman quantiser (statistics)", same_quant(&Qc, &Qg)) &&
+             stage(label, "axis costs and order",
+                   memcmp(Tc->axes_cost, Tg->axes_cost, sizeof Tc->axes_cost) == 0 &&
+                       Tc->axes == Tg->axes) &&
              stage(label, "sampled Lorenzo costs",
                    memcmp(Tc->cost, Tg->cost, sizeof Tc->cost) == 0) &&
              stage(label, "predictor", Tc->pred == Tg->pred) &&

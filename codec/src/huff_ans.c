@@ -1,0 +1,260 @@
+/* The Huffman codec's ANS form on the CPU (huff_ans.h; docs/FORMAT.md, "ANS form"): the
+ * class tables from the tokens' counts, the sub-chunks coded on hz_parallel_for's threads, and
+ * the decoder that turns a sub-chunk back into deltas, walking it from its last element. */
+#include "huff.h"
+
+#include "error.h"
+#include "huff_ans.h"
+#include "parallel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The cumulative frequencies of each class, and the tables' nibbles in all. */
+static void finish_tables(hf_ans_tabs *A)
+{
+    A->nibbles = 0;
+    for (unsigned c = 0; c < A->ntab; c++) {
+        uint32_t run = 0;
+        for (unsigned t = 0; t < A->m[c]; t++) {
+            A->cum[c][t] = run;
+            run += A->freq[c][t];
+        }
+        A->nibbles += hf_ans_table_nibbles(A->freq[c], A->m[c]);
+    }
+}
+
+void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
+                   hf_ans_tabs *A)
+{
+    uint32_t(*count)[2 * HF_RADIUS_MAX] = A->cum;   /* counts first, in the cum arrays */
+    uint64_t total[HF_ANS_TABLES] = {0};
+    A->ntab = hf_ans_tables_of(pred);
+    memset(A->cum, 0, sizeof A->cum);
+    hf_walk w;
+    hf_walk_at(g, &w, 0);
+    for (uint64_t i = 0; i < g->n; i++, hf_walk_next(g, &w)) {
+        const unsigned x = (i + 1) % HF_ANS_SUB && i + 1 < g->n ? hf_ans_context(tok[i + 1]) : 0;
+        const unsigned b = hf_ans_table(hf_walk_class(&w, pred), x);
+        count[b][tok[i]]++;
+        total[b]++;
+    }
+    for (unsigned b = 0; b < A->ntab; b++) {
+        unsigned m = 0;
+        for (unsigned t = 0; t < 2 * R; t++)
+            m = count[b][t] ? t + 1 : m;
+        A->m[b] = m;
+        if (m)
+            hf_ans_normalize(count[b], m, total[b], A->freq[b]);
+    }
+    finish_tables(A);
+}
+
+uint64_t hf_ans_table_bytes(const hf_ans_tabs *A)
+{
+    return hf_pad4((A->nibbles + 1) / 2);
+}
+
+void hf_ans_put_tables(const hf_ans_tabs *A, uint8_t *p)
+{
+    uint64_t k = 0;
+    for (unsigned c = 0; c < A->ntab; c++)
+        hf_ans_table_put(p, &k, A->freq[c], A->m[c]);
+}
+
+/* ---- sub-chunks --------------------------------------------------------------------------- */
+
+typedef struct ans_run {
+    const hf_geom *g;
+    const hf_ans_tabs *A;
+    unsigned pred;
+    const uint16_t *tok;
+    unsigned rs;            /* the run token: a sub-chunk of it alone has no words */
+    uint16_t *words;        /* encoder: HF_ANS_SUB_WORDS a sub-chunk */
+    uint64_t *nwords;
+    /* decoder */
+    const uint8_t *stream;
+    const uint64_t *woff;   /* each sub-chunk's first word */
+    const uint16_t *sym;    /* HF_ANS_M a class: the token of each slot */
+    const hf_layout *L;
+    int has_fill;
+    int32_t *delta;
+    int bad;
+} ans_run;
+
+static void encode_task(void *ctx, uint64_t s)
+{
+    ans_run *C = ctx;
+    const hf_geom *g = C->g;
+    const hf_ans_tabs *A = C->A;
+    const uint64_t i0 = s * HF_ANS_SUB, i1 = i0 + HF_ANS_SUB < g->n ? i0 + HF_ANS_SUB : g->n;
+    uint16_t *w = C->words + s * HF_ANS_SUB_WORDS;
+    unsigned k = 0;
+    uint32_t x = HF_ANS_LOW;
+    uint64_t same = i0;
+    while (same < i1 && C->tok[same] == C->rs)
+        same++;
+    if (same == i1) {   /* the run token alone: no words */
+        C->nwords[s] = 0;
+        return;
+    }
+    hf_walk wk;
+    hf_walk_at(g, &wk, i0);
+    for (uint64_t i = i0; i < i1; i++, hf_walk_next(g, &wk)) {
+        const unsigned t = C->tok[i], nx = i + 1 < i1 ? hf_ans_context(C->tok[i + 1]) : 0;
+        const unsigned b = hf_ans_table(hf_walk_class(&wk, C->pred), nx);
+        x = hf_ans_put(x, A->freq[b][t], A->cum[b][t], w, &k);
+    }
+    w[k++] = (uint16_t)x;
+    w[k++] = (uint16_t)(x >> 16);
+    C->nwords[s] = k;
+}
+
+uint64_t hf_ans_encode_cpu(const hf_geom *g, unsigned pred, const hf_ans_tabs *A,
+                           const uint16_t *tok, unsigned rs, uint16_t *words, uint64_t *nwords)
+{
+    ans_run C = {.g = g, .A = A, .pred = pred, .tok = tok, .rs = rs, .words = words,
+                 .nwords = nwords};
+    const uint64_t nsub = hf_ans_nsub(g->n);
+    hz_parallel_for(nsub, encode_task, &C);
+    uint64_t total = 0;
+    for (uint64_t s = 0; s < nsub; s++)
+        total += nwords[s];
+    return total;
+}
+
+/* ---- decoder ------------------------------------------------------------------------------ */
+
+/* One number of the tables' nibbles at *k (of nk); 0 when it runs past them or past 2^21. */
+static int nib_get(const uint8_t *p, uint64_t nk, uint64_t *k, uint32_t *v)
+{
+    uint32_t r = 0;
+    for (unsigned sh = 0; sh <= 21; sh += 3) {
+        if (*k >= nk)
+            return 0;
+        const unsigned nib = (p[*k / 2] >> (4 * (*k & 1))) & 15u;
+        (*k)++;
+        r |= (uint32_t)(nib & 7u) << sh;
+        if (!(nib & 8u)) {
+            *v = r;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+h5zgpu_status hf_ans_parse(const uint8_t *p, uint64_t avail, unsigned pred, unsigned R,
+                           hf_ans_tabs *A, uint64_t *bytes)
+{
+    const uint64_t nk = 2 * avail;
+    uint64_t k = 0;
+    A->ntab = hf_ans_tables_of(pred);
+    for (unsigned c = 0; c < A->ntab; c++) {
+        uint32_t m, sum = 0;
+        if (!nib_get(p, nk, &k, &m) || m > 2 * R)
+            return hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed: an ANS table "
+                                             "overruns the payload or names tokens past 2R");
+        A->m[c] = m;
+        for (unsigned t = 0; t < m;) {
+            uint32_t f, zeros;
+            if (!nib_get(p, nk, &k, &f))
+                return hz_fail(H5ZGPU_E_CORRUPT,
+                               "Huffman payload is malformed: an ANS table is cut short");
+            if (f) {
+                if (f > HF_ANS_M)
+                    return hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed: an ANS "
+                                                     "frequency exceeds 2^14");
+                A->freq[c][t++] = f;
+                sum += f;
+                continue;
+            }
+            if (!nib_get(p, nk, &k, &zeros) || zeros >= m - t - 1)
+                return hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed: an ANS table's "
+                                                 "run of unused tokens reaches its end");
+            for (uint32_t z = 0; z <= zeros; z++)
+                A->freq[c][t++] = 0;
+        }
+        if (m && sum != HF_ANS_M)
+            return hz_fail(H5ZGPU_E_CORRUPT,
+                           "Huffman payload is malformed: an ANS table does not add up to 2^14");
+    }
+    const uint64_t used = (k + 1) / 2;
+    *bytes = hf_pad4(used);
+    if (*bytes > avail || ((k & 1) && (p[k / 2] >> 4)))
+        return hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed: ANS tables overrun the "
+                                         "payload or their padding is not zero");
+    for (uint64_t b = used; b < *bytes; b++)
+        if (p[b])
+            return hz_fail(H5ZGPU_E_CORRUPT,
+                           "Huffman payload is malformed: ANS table padding is not zero");
+    finish_tables(A);
+    return H5ZGPU_OK;
+}
+
+void hf_ans_symbols(const hf_ans_tabs *A, uint16_t *sym)
+{
+    for (unsigned c = 0; c < A->ntab; c++)
+        for (unsigned t = 0; t < A->m[c]; t++)
+            for (uint32_t s = A->cum[c][t]; s < A->cum[c][t] + A->freq[c][t]; s++)
+                sym[c * HF_ANS_M + s] = (uint16_t)t;
+}
+
+/* Sub-chunk s from its last element to its first; 0 on any inconsistency. */
+static int decode_sub(const ans_run *C, uint64_t s)
+{
+    const hf_geom *g = C->g;
+    const hf_ans_tabs *A = C->A;
+    const uint64_t i0 = s * HF_ANS_SUB, i1 = i0 + HF_ANS_SUB < g->n ? i0 + HF_ANS_SUB : g->n;
+    const uint8_t *w = C->stream + 2 * C->woff[s];
+    uint64_t j = C->woff[s + 1] - C->woff[s];
+    if (j == 0) {   /* the run token alone (a busy one has a state: hf_decode_cpu) */
+        if (!hf_lone_valid(C->L, C->L->run_token, C->has_fill))
+            return 0;
+        for (uint64_t i = i0; i < i1; i++)
+            C->delta[i] = hf_token_delta(C->L->run_token);
+        return 1;
+    }
+    if (j < 2)
+        return 0;
+    j -= 2;
+    uint32_t x = hz_get_u16(w + 2 * j) | hz_get_u16(w + 2 * j + 2) << 16;
+    if (x < HF_ANS_LOW)
+        return 0;
+    hf_walk wk;
+    hf_walk_at(g, &wk, i1 - 1);
+    unsigned nx = 0;   /* the context the element after gives */
+    for (uint64_t i = i1; i-- > i0; hf_walk_prev(g, &wk)) {
+        const unsigned b = hf_ans_table(hf_walk_class(&wk, C->pred), nx);
+        if (!A->m[b])
+            return 0;
+        const unsigned t = C->sym[b * HF_ANS_M + (x & (HF_ANS_M - 1u))];
+        x = hf_ans_take(x, A->freq[b][t], A->cum[b][t]);
+        nx = hf_ans_context(t);
+        if (x < HF_ANS_LOW) {
+            if (j == 0)
+                return 0;
+            x = x << 16 | hz_get_u16(w + 2 * --j);
+        }
+        if (!hf_lone_valid(C->L, t, C->has_fill))
+            return 0;
+        C->delta[i] = hf_token_delta(t);
+    }
+    return j == 0 && x == HF_ANS_LOW;
+}
+
+static void decode_task(void *ctx, uint64_t s)
+{
+    ans_run *C = ctx;
+    if (!decode_sub(C, s))
+        __atomic_store_n(&C->bad, 1, __ATOMIC_RELAXED);
+}
+
+int hf_ans_decode_cpu(const hf_geom *g, const hf_layout *L, const hf_ans_tabs *A,
+                      const uint16_t *sym, const uint8_t *stream, const uint64_t *woff,
+                      int has_fill, int32_t *delta)
+{
+    ans_run C = {.g = g, .A = A, .pred = L->order, .stream = stream, .woff = woff, .sym = sym,
+                 .L = L, .has_fill = has_fill, .delta = delta};
+    hz_parallel_for(hf_ans_nsub(g->n), decode_task, &C);
+    return !C.bad;
+}

@@ -1,0 +1,112 @@
+/* The Huffman codec's axis order on the CPU (huff_axes.h; docs/FORMAT.md, "Axis order"): the
+ * writer's costs over the sampled tiles, and the copies between the chunk and the coded
+ * array. */
+#include "huff.h"
+
+#include "elements.h"
+#include "huff_axes.h"
+#include "parallel.h"
+
+#include <string.h>
+
+typedef struct axes_run {
+    const hf_geom *g;
+    const qz_quant *Q;
+    const void *in;
+    unsigned axes;
+    size_t esize;
+    const uint8_t *src;
+    uint8_t *dst;
+    int gather;             /* copies: chunk -> coded array, or back */
+    unsigned long long cost[3], terms[3];
+} axes_run;
+
+/* The quantiser argument of element i, or NaN for a fill element (a NaN poisons the terms that
+ * read it, which then count the cap: fill and missing values are as rough as can be). */
+static double arg_at(const axes_run *C, uint64_t i)
+{
+    uint64_t bits;
+    const double v = hz_element(C->in, C->Q->is_f32, i, &bits);
+    return qz_is_fill(C->Q, bits) ? NAN : qz_lin_arg(C->Q, v);
+}
+
+/* Sampled tile of run k: each axis' terms at the tile's odd coordinates whose neighbours at
+ * -3..+3 along the axis lie in the tile. */
+static void cost_task(void *ctx, uint64_t k)
+{
+    axes_run *C = ctx;
+    const hf_geom *g = C->g;
+    const uint64_t t = hf_sample_tile(g, k);
+    if (t >= g->ntiles)
+        return;
+    hf_tile T;
+    hf_tile_at(g, t, &T);
+    const unsigned e[3] = {T.ez, T.ey, T.ex};
+    const uint64_t stride[3] = {g->ny * g->nx, g->nx, 1};
+    unsigned long long cost[3] = {0}, terms[3] = {0};
+    for (unsigned z = 0; z < T.ez; z++)
+        for (unsigned y = 0; y < T.ey; y++)
+            for (unsigned x = 0; x < T.ex; x++) {
+                const unsigned c[3] = {z, y, x};
+                const uint64_t i = ((T.z0 + z) * g->ny + T.y0 + y) * g->nx + T.x0 + x;
+                for (unsigned a = 0; a < 3; a++) {
+                    if (!(c[a] & 1u) || c[a] < 3 || c[a] + 3 >= e[a])
+                        continue;
+                    const uint64_t s = stride[a];
+                    terms[a]++;
+                    cost[a] += hf_axes_term(arg_at(C, i - 3 * s), arg_at(C, i - s), arg_at(C, i),
+                                            arg_at(C, i + s), arg_at(C, i + 3 * s));
+                }
+            }
+    for (unsigned a = 0; a < 3; a++) {
+        __atomic_fetch_add(&C->cost[a], cost[a], __ATOMIC_RELAXED);
+        __atomic_fetch_add(&C->terms[a], terms[a], __ATOMIC_RELAXED);
+    }
+}
+
+unsigned hf_axes_pick_cpu(const hf_geom *g, const qz_quant *Q, const void *in,
+                          unsigned long long cost[3])
+{
+    axes_run C = {.g = g, .Q = Q, .in = in};
+    if (g->dim == 3 && !Q->pwrel)
+        hz_parallel_for(hf_sample_runs(g), cost_task, &C);
+    memcpy(cost, C.cost, sizeof C.cost);
+    return g->dim == 3 && !Q->pwrel ? hf_axes_choose(C.cost, C.terms) : 0;
+}
+
+/* Plane z of the coded array: gathered from the chunk, or scattered back. */
+static void copy_task(void *ctx, uint64_t z)
+{
+    const axes_run *C = ctx;
+    hf_geom cg;
+    hf_axes_geom(C->g, C->axes, &cg);
+    const uint64_t plane = z * cg.ny * cg.nx;
+    for (uint64_t y = 0, k = plane; y < cg.ny; y++)
+        for (uint64_t x = 0; x < cg.nx; x++, k++) {
+            const uint64_t i = hf_axes_source(C->g, C->axes, z, y, x);
+            const uint64_t from = C->gather ? i : k, to = C->gather ? k : i;
+            memcpy(C->dst + to * C->esize, C->src + from * C->esize, C->esize);
+        }
+}
+
+static void copy(const hf_geom *g, unsigned axes, size_t esize, const void *src, void *dst,
+                 int gather)
+{
+    hf_geom cg;
+    hf_axes_geom(g, axes, &cg);
+    axes_run C = {.g = g, .axes = axes, .esize = esize, .src = src, .dst = dst,
+                  .gather = gather};
+    hz_parallel_for(cg.nz, copy_task, &C);
+}
+
+void hf_axes_gather_cpu(const hf_geom *g, unsigned axes, size_t esize, const void *chunk,
+                        void *coded)
+{
+    copy(g, axes, esize, chunk, coded, 1);
+}
+
+void hf_axes_scatter_cpu(const hf_geom *g, unsigned axes, size_t esize, const void *coded,
+                         void *chunk)
+{
+    copy(g, axes, esize, coded, chunk, 0);
+}
