@@ -67,22 +67,44 @@ cudaError_t hf_axes_launch_cost(const hf_geom *g, const qz_quant *Q, const void 
     return cudaGetLastError();
 }
 
-/* Element k of the coded array (raster order) against the chunk's element it holds: gathered
- * into the coded array, or scattered back. Rows of the coded array are the inner loop, so one
- * side is read or written in whole sectors. */
-template <typename T, bool GATHER>
-__global__ void __launch_bounds__(HF_AXES_THREADS)
-    hf_axes_copy_kernel(const hf_geom g, unsigned axes, const T *src, T *dst)
+/* The copies between the chunk and the coded array. When the coded array's x is the chunk's x
+ * both sides are rows (hf_axes_rows_kernel); else the chunk's rows run along the coded array's
+ * axis A (0 or 1) and a 32 x 32 tile of the plane (A, x) goes through shared memory, so that
+ * both sides are read and written in rows (hf_axes_tile_kernel). */
+struct hf_axes_map {
+    uint64_t n[3];        /* the coded array's edges */
+    uint64_t stride[3];   /* the chunk's stride along each of its axes */
+    __device__ uint64_t chunk(uint64_t z, uint64_t y, uint64_t x) const
+    {
+        return z * stride[0] + y * stride[1] + x * stride[2];
+    }
+    __device__ uint64_t coded(uint64_t z, uint64_t y, uint64_t x) const
+    {
+        return (z * n[1] + y) * n[2] + x;
+    }
+};
+
+static hf_axes_map hf_axes_map_of(const hf_geom *g, unsigned axes)
 {
     unsigned a[3];
     hf_axes_of(axes, a);
-    const uint64_t n[3] = {g.nz, g.ny, g.nx}, stride[3] = {g.ny * g.nx, g.nx, 1};
-    const uint64_t cy = n[a[1]], cx = n[a[2]];
-    const uint64_t s0 = stride[a[0]], s1 = stride[a[1]], s2 = stride[a[2]];
-    for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < g.n;
+    const uint64_t n[3] = {g->nz, g->ny, g->nx}, stride[3] = {g->ny * g->nx, g->nx, 1};
+    hf_axes_map m;
+    for (int k = 0; k < 3; k++) {
+        m.n[k] = n[a[k]];
+        m.stride[k] = stride[a[k]];
+    }
+    return m;
+}
+
+template <typename T, bool GATHER>
+__global__ void __launch_bounds__(HF_AXES_THREADS)
+    hf_axes_rows_kernel(const hf_axes_map m, uint64_t total, const T *src, T *dst)
+{
+    for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < total;
          k += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t x = k % cx, r = k / cx, y = r % cy, z = r / cy;
-        const uint64_t i = z * s0 + y * s1 + x * s2;
+        const uint64_t x = k % m.n[2], r = k / m.n[2], y = r % m.n[1], z = r / m.n[1];
+        const uint64_t i = m.chunk(z, y, x);
         if (GATHER)
             dst[k] = src[i];
         else
@@ -90,21 +112,73 @@ __global__ void __launch_bounds__(HF_AXES_THREADS)
     }
 }
 
+/* A CTA of 32 x 8 threads a tile: coordinates a along axis A and x of the coded array, the
+ * other coded axis at o. */
+template <typename T, bool GATHER>
+__global__ void __launch_bounds__(256)
+    hf_axes_tile_kernel(const hf_axes_map m, unsigned A, const T *src, T *dst)
+{
+    __shared__ T tile_s[32][33];
+    const unsigned O = 1 - A;   /* the remaining coded axis (A and O are 0 and 1) */
+    const uint64_t ta = (m.n[A] + 31) / 32, tx = (m.n[2] + 31) / 32;
+    const uint64_t tiles = m.n[O] * ta * tx;
+    for (uint64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const uint64_t bx = t % tx, ba = t / tx % ta, o = t / tx / ta;
+        auto at = [&](uint64_t a, uint64_t x, bool chunk) {
+            const uint64_t z = A == 0 ? a : o, y = A == 0 ? o : a;
+            return chunk ? m.chunk(z, y, x) : m.coded(z, y, x);
+        };
+        /* in: rows along the side read (the chunk's along A when gathering, the coded
+         * array's along x when scattering) */
+        for (unsigned r = threadIdx.y; r < 32; r += 8) {
+            const uint64_t a = ba * 32 + (GATHER ? threadIdx.x : r);
+            const uint64_t x = bx * 32 + (GATHER ? r : threadIdx.x);
+            if (a < m.n[A] && x < m.n[2])
+                tile_s[GATHER ? r : threadIdx.x][GATHER ? threadIdx.x : r] =
+                    src[at(a, x, GATHER)];
+        }
+        __syncthreads();
+        for (unsigned r = threadIdx.y; r < 32; r += 8) {
+            const uint64_t a = ba * 32 + (GATHER ? r : threadIdx.x);
+            const uint64_t x = bx * 32 + (GATHER ? threadIdx.x : r);
+            if (a < m.n[A] && x < m.n[2])
+                dst[at(a, x, !GATHER)] = tile_s[GATHER ? threadIdx.x : r][GATHER ? r : threadIdx.x];
+        }
+        __syncthreads();
+    }
+}
+
+template <typename T>
+static void hf_axes_copy_as(const hf_geom *g, unsigned axes, int gather, const void *src,
+                            void *dst, int sms, cudaStream_t s)
+{
+    const hf_axes_map m = hf_axes_map_of(g, axes);
+    unsigned a[3];
+    hf_axes_of(axes, a);
+    const unsigned grid = hf_grid(sms) * 4u;
+    const T *in = (const T *)src;
+    T *out = (T *)dst;
+    if (a[2] == 2) {
+        if (gather)
+            hf_axes_rows_kernel<T, true><<<grid, HF_AXES_THREADS, 0, s>>>(m, g->n, in, out);
+        else
+            hf_axes_rows_kernel<T, false><<<grid, HF_AXES_THREADS, 0, s>>>(m, g->n, in, out);
+        return;
+    }
+    const unsigned A = a[0] == 2 ? 0u : 1u;   /* the coded axis that is the chunk's x */
+    const dim3 block(32, 8);
+    if (gather)
+        hf_axes_tile_kernel<T, true><<<grid, block, 0, s>>>(m, A, in, out);
+    else
+        hf_axes_tile_kernel<T, false><<<grid, block, 0, s>>>(m, A, in, out);
+}
+
 cudaError_t hf_axes_launch_copy(const hf_geom *g, unsigned axes, int is_f32, int gather,
                                 const void *src, void *dst, int sms, cudaStream_t s)
 {
-    const unsigned grid = hf_grid(sms) * 4u;
-    if (is_f32 && gather)
-        hf_axes_copy_kernel<float, true>
-            <<<grid, HF_AXES_THREADS, 0, s>>>(*g, axes, (const float *)src, (float *)dst);
-    else if (is_f32)
-        hf_axes_copy_kernel<float, false>
-            <<<grid, HF_AXES_THREADS, 0, s>>>(*g, axes, (const float *)src, (float *)dst);
-    else if (gather)
-        hf_axes_copy_kernel<double, true>
-            <<<grid, HF_AXES_THREADS, 0, s>>>(*g, axes, (const double *)src, (double *)dst);
+    if (is_f32)
+        hf_axes_copy_as<float>(g, axes, gather, src, dst, sms, s);
     else
-        hf_axes_copy_kernel<double, false>
-            <<<grid, HF_AXES_THREADS, 0, s>>>(*g, axes, (const double *)src, (double *)dst);
+        hf_axes_copy_as<double>(g, axes, gather, src, dst, sms, s);
     return cudaGetLastError();
 }
