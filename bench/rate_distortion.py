@@ -1,5 +1,6 @@
 """Rate-distortion of h5zgpu (Huffman and fixed-length codecs) against Debian's H5Z-ZFP plugin
-(filter 32013, accuracy mode) on the Nyx-like fields, through h5py in one process.
+(filter 32013, accuracy mode) on the Nyx-like fields, through h5py in one process; with --sz3,
+against PyPI's hdf5plugin instead (SZ3 absolute and ZFP accuracy) in a venv that has it.
 
 Every filter gets the same absolute tolerance, REL x the field's value range (h5zgpu in ABS mode,
 ZFP's accuracy), the same chunks and the same data. Per point: bits per value (32 x stored /
@@ -9,10 +10,11 @@ compares with ZFP's at the same bit rate (ZFP's curve interpolated in log bits/v
 
 usage: python3 bench/rate_distortion.py DATA_DIR N [--png docs/rd_nyx.png] [--out points.md]
            [--rel 1e-1,...,1e-5] [--zfp-rel 1,...,1e-5] [--fields a,b] [--chunk 64]
-           [--plugin-dir build/plugin]
+           [--plugin-dir build/plugin] [--sz3]
   DATA_DIR holds nyx_<field>.f32 (bench/gen_nyx_like.py DATA_DIR N).
 Needs Debian's python3-h5py, python3-numpy, python3-matplotlib and hdf5-filter-plugin-zfp-serial
-(apt-get install ...); the h5zgpu plugin from a build (--plugin-dir, else h5zgpu.plugin_dir()).
+(apt-get install ...), or with --sz3 h5py, numpy, matplotlib and hdf5plugin from PyPI; the
+h5zgpu plugin from a build (--plugin-dir, else h5zgpu.plugin_dir()).
 Exits 1 if an h5zgpu value misses its bound.
 """
 import argparse
@@ -35,7 +37,9 @@ ZFP_ID = 32013
 ZFP_MODE_ACCURACY = 3
 ZFP_DIR = "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins"
 FILTERS = ("h5zgpu huffman", "h5zgpu fixed", "ZFP accuracy")
-SHORT = {"h5zgpu huffman": "huffman", "h5zgpu fixed": "fixed", "ZFP accuracy": "ZFP"}
+SHORT = {"h5zgpu huffman": "huffman", "h5zgpu fixed": "fixed", "ZFP accuracy": "ZFP",
+         "SZ3 abs": "SZ3"}
+PEERS = None   # hdf5plugin with --sz3
 
 
 def zfp_accuracy(tol):
@@ -46,7 +50,9 @@ def zfp_accuracy(tol):
 
 def options(name, tol):
     if name == "ZFP accuracy":
-        return zfp_accuracy(tol)
+        return dict(PEERS.Zfp(accuracy=tol)) if PEERS else zfp_accuracy(tol)
+    if name == "SZ3 abs":
+        return dict(PEERS.SZ3(absolute=tol))
     return h5zgpu.filter(codec=name.split()[1], mode="abs", eb=tol)
 
 
@@ -58,10 +64,10 @@ def roundtrip(h5py, path, a, kw, chunks):
         return stored, f["x"][...]
 
 
-def gap_to_zfp(points):
-    """{REL: Huffman's PSNR minus ZFP's interpolated at Huffman's bit rate} for the Huffman
-    points inside the bit rates ZFP covers (points of one field)."""
-    zfp = sorted((p["bits"], p["psnr"]) for p in points if p["filter"] == "ZFP accuracy")
+def gap_to_zfp(points, peer="ZFP accuracy"):
+    """{REL: Huffman's PSNR minus the peer's interpolated at Huffman's bit rate} for the Huffman
+    points inside the bit rates the peer covers (points of one field)."""
+    zfp = sorted((p["bits"], p["psnr"]) for p in points if p["filter"] == peer)
     zb, zq = np.log([b for b, _ in zfp]), np.array([q for _, q in zfp])
     return {p["rel"]: p["psnr"] - float(np.interp(np.log(p["bits"]), zb, zq))
             for p in points if p["filter"] == "h5zgpu huffman"
@@ -77,7 +83,7 @@ def plot(points, fields, png, title):
     rows = (len(fields) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 4 * rows), squeeze=False)
     for ax, field in zip(axes.flat, fields):
-        for name, style in zip(FILTERS, ("o-", "s--", "^-")):
+        for name, style in zip(FILTERS, ("o-", "s--", "^-", "v-")):
             pts = sorted((p["bits"], p["psnr"]) for p in points
                          if p["field"] == field and p["filter"] == name)
             ax.plot([b for b, _ in pts], [q for _, q in pts], style, label=name, ms=4)
@@ -105,7 +111,10 @@ def main():
     ap.add_argument("--plugin-dir", help="directory of libh5zgpu_filter.so")
     ap.add_argument("--png", default="docs/rd_nyx.png")
     ap.add_argument("--out", help="also write the table to this file")
+    ap.add_argument("--sz3", action="store_true",
+                    help="peers from PyPI's hdf5plugin: SZ3 (absolute) and ZFP (accuracy)")
     args = ap.parse_args()
+    global FILTERS, PEERS
 
     try:
         import matplotlib  # noqa: F401 - checked before the long run, used by plot()
@@ -113,13 +122,18 @@ def main():
         sys.exit("rate_distortion.py needs matplotlib: apt-get install python3-matplotlib")
     # HDF5 reads the search path when it first loads a plugin: ours and Debian's ZFP.
     ours = os.path.abspath(args.plugin_dir) if args.plugin_dir else h5zgpu.plugin_dir()
-    os.environ["HDF5_PLUGIN_PATH"] = os.pathsep.join((ours, ZFP_DIR))
+    os.environ["HDF5_PLUGIN_PATH"] = ours if args.sz3 else os.pathsep.join((ours, ZFP_DIR))
     import h5py
+    if args.sz3:
+        import hdf5plugin
+        PEERS = hdf5plugin
+        FILTERS = FILTERS + ("SZ3 abs",)
 
     n, fields = args.n, args.fields.split(",")
     chunks = (min(args.chunk, n),) * 3
     runs = [(float(r), name) for r in args.rel.split(",") for name in FILTERS[:2]]
     runs += [(float(r), FILTERS[2]) for r in args.zfp_rel.split(",")]
+    runs += [(float(r), name) for r in args.rel.split(",") for name in FILTERS[3:]]
     points, worst = [], 0.0
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "rd.h5")
@@ -150,11 +164,15 @@ def main():
             "accuracy); bits = bits/value, dB = PSNR; huffman - ZFP: PSNR difference at "
             "Huffman's bit rate (ZFP interpolated in log bits/value)", "",
             "| field | REL | " + " | ".join(f"{SHORT[f]} bits | {SHORT[f]} dB" for f in FILTERS)
-            + " | ZFP max err / tol | huffman - ZFP dB |", "|" + "---|" * (4 + 2 * len(FILTERS))]
+            + " | ZFP max err / tol | huffman - ZFP dB |"
+            + (" huffman - SZ3 dB |" if PEERS else ""),
+            "|" + "---|" * (4 + 2 * len(FILTERS) + (1 if PEERS else 0))]
     at = {(p["field"], p["rel"], p["filter"]): p for p in points}
-    gaps = {}
+    gaps, sz3_gaps = {}, {}
     for field in fields:
         gaps[field] = gap = gap_to_zfp([p for p in points if p["field"] == field])
+        sz3_gaps[field] = gap3 = (gap_to_zfp([p for p in points if p["field"] == field],
+                                             "SZ3 abs") if PEERS else {})
         for rel in sorted({p["rel"] for p in points}, reverse=True):
             cells = [field, f"{rel:g}"]
             for name in FILTERS:
@@ -163,6 +181,8 @@ def main():
             p = at.get((field, rel, FILTERS[2]))
             cells.append(f"{p['err_tol']:.3f}" if p else "")
             cells.append(f"{gap[rel]:+.2f}" if rel in gap else "")
+            if PEERS:
+                cells.append(f"{gap3[rel]:+.2f}" if rel in gap3 else "")
             rows.append("| " + " | ".join(cells) + " |")
     rows += ["", "| field | Huffman points at or above ZFP | huffman - ZFP dB, min .. max |",
              "|---|---|---|"]
@@ -170,6 +190,13 @@ def main():
         g = list(gaps[field].values())
         rows.append(f"| {field} | {sum(d >= 0 for d in g)} of {len(g)} | "
                     + (f"{min(g):+.2f} .. {max(g):+.2f} |" if g else "no overlap |"))
+    if PEERS:
+        rows += ["", "| field | Huffman points at or above SZ3 | huffman - SZ3 dB, min .. max |",
+                 "|---|---|---|"]
+        for field in fields:
+            g = list(sz3_gaps[field].values())
+            rows.append(f"| {field} | {sum(d >= 0 for d in g)} of {len(g)} | "
+                        + (f"{min(g):+.2f} .. {max(g):+.2f} |" if g else "no overlap |"))
     rows += ["", f"largest h5zgpu error / tolerance {worst:.4f}"]
     text = "\n".join(rows)
     print(text)
