@@ -42,8 +42,10 @@ h5zgpu_status hf_encode_traced(const hf_geom *g, const qz_quant *Q, unsigned rad
                                const void *in, uint8_t *out, uint64_t cap, uint64_t *len,
                                hf_trace *T);
 
-/* The axis order (huff_axes.c): the writer's choice for the chunk g (its costs into cost), and
- * the copies from the chunk into the coded array and back. */
+/* The axis order (huff_axes.c): the writer's choice for the chunk g (its costs into cost;
+ * HF_AXES_NOMEM when out of memory), and the copies from the chunk into the coded array and
+ * back. */
+#define HF_AXES_NOMEM 0xFFFFFFFFu
 unsigned hf_axes_pick_cpu(const hf_geom *g, const qz_quant *Q, const void *in,
                           unsigned long long cost[3]);
 void hf_axes_gather_cpu(const hf_geom *g, unsigned axes, size_t esize, const void *chunk,

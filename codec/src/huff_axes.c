@@ -7,6 +7,7 @@
 #include "huff_axes.h"
 #include "parallel.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct axes_run {
@@ -19,6 +20,7 @@ typedef struct axes_run {
     uint8_t *dst;
     int gather;             /* copies: chunk -> coded array, or back */
     unsigned long long cost[3], terms[3];
+    int nomem;
 } axes_run;
 
 /* The quantiser argument of element i, or NaN for a fill element (a NaN poisons the terms that
@@ -31,7 +33,7 @@ static double arg_at(const axes_run *C, uint64_t i)
 }
 
 /* Sampled tile of run k: each axis' terms at the tile's odd coordinates whose neighbours at
- * -3..+3 along the axis lie in the tile. */
+ * -3..+3 along the axis lie in the tile, from the tile's arguments worked out once. */
 static void cost_task(void *ctx, uint64_t k)
 {
     axes_run *C = ctx;
@@ -41,23 +43,32 @@ static void cost_task(void *ctx, uint64_t k)
         return;
     hf_tile T;
     hf_tile_at(g, t, &T);
-    const unsigned e[3] = {T.ez, T.ey, T.ex};
-    const uint64_t stride[3] = {g->ny * g->nx, g->nx, 1};
-    unsigned long long cost[3] = {0}, terms[3] = {0};
-    for (unsigned z = 0; z < T.ez; z++)
+    double *arg = malloc((size_t)T.ez * T.ey * T.ex * sizeof *arg);
+    if (!arg) {
+        __atomic_store_n(&C->nomem, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    for (unsigned z = 0, e = 0; z < T.ez; z++)
         for (unsigned y = 0; y < T.ey; y++)
-            for (unsigned x = 0; x < T.ex; x++) {
+            for (unsigned x = 0; x < T.ex; x++, e++)
+                arg[e] = arg_at(C, ((T.z0 + z) * g->ny + T.y0 + y) * g->nx + T.x0 + x);
+    const unsigned ext[3] = {T.ez, T.ey, T.ex};
+    const uint64_t stride[3] = {(uint64_t)T.ey * T.ex, T.ex, 1};
+    unsigned long long cost[3] = {0}, terms[3] = {0};
+    for (unsigned z = 0, e = 0; z < T.ez; z++)
+        for (unsigned y = 0; y < T.ey; y++)
+            for (unsigned x = 0; x < T.ex; x++, e++) {
                 const unsigned c[3] = {z, y, x};
-                const uint64_t i = ((T.z0 + z) * g->ny + T.y0 + y) * g->nx + T.x0 + x;
                 for (unsigned a = 0; a < 3; a++) {
-                    if (!(c[a] & 1u) || c[a] < 3 || c[a] + 3 >= e[a])
+                    if (!(c[a] & 1u) || c[a] < 3 || c[a] + 3 >= ext[a])
                         continue;
                     const uint64_t s = stride[a];
                     terms[a]++;
-                    cost[a] += hf_axes_term(arg_at(C, i - 3 * s), arg_at(C, i - s), arg_at(C, i),
-                                            arg_at(C, i + s), arg_at(C, i + 3 * s));
+                    cost[a] += hf_axes_term(arg[e - 3 * s], arg[e - s], arg[e], arg[e + s],
+                                            arg[e + 3 * s]);
                 }
             }
+    free(arg);
     for (unsigned a = 0; a < 3; a++) {
         __atomic_fetch_add(&C->cost[a], cost[a], __ATOMIC_RELAXED);
         __atomic_fetch_add(&C->terms[a], terms[a], __ATOMIC_RELAXED);
@@ -71,6 +82,8 @@ unsigned hf_axes_pick_cpu(const hf_geom *g, const qz_quant *Q, const void *in,
     if (g->dim == 3 && !Q->pwrel)
         hz_parallel_for(hf_sample_runs(g), cost_task, &C);
     memcpy(cost, C.cost, sizeof C.cost);
+    if (C.nomem)
+        return HF_AXES_NOMEM;
     return g->dim == 3 && !Q->pwrel ? hf_axes_choose(C.cost, C.terms) : 0;
 }
 

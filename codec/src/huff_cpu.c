@@ -580,6 +580,9 @@ h5zgpu_status hf_encode_traced(const hf_geom *g, const qz_quant *Q, unsigned rad
     const size_t esize = Q->is_f32 ? 4u : 8u;
     unsigned long long cost[3];
     const unsigned axes = hf_axes_pick_cpu(g, Q, in, cost);
+    if (axes == HF_AXES_NOMEM)
+        return hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
+                       (unsigned long long)g->n);
     if (T)
         memcpy(T->axes_cost, cost, sizeof cost);
     if (!axes)
