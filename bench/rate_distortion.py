@@ -74,6 +74,17 @@ def gap_to_zfp(points, peer="ZFP accuracy"):
             and zb.min() <= np.log(p["bits"]) <= zb.max()}
 
 
+def summary(fields, gaps, peer):
+    """Per field: the Huffman points at or above the peer, and the range of the differences."""
+    rows = ["", f"| field | Huffman points at or above {peer} | huffman - {peer} dB, min .. max |",
+            "|---|---|---|"]
+    for field in fields:
+        g = list(gaps[field].values())
+        rows.append(f"| {field} | {sum(d >= 0 for d in g)} of {len(g)} | "
+                    + (f"{min(g):+.2f} .. {max(g):+.2f} |" if g else "no overlap |"))
+    return rows
+
+
 def plot(points, fields, png, title):
     import matplotlib
     matplotlib.use("Agg")
@@ -184,19 +195,9 @@ def main():
             if PEERS:
                 cells.append(f"{gap3[rel]:+.2f}" if rel in gap3 else "")
             rows.append("| " + " | ".join(cells) + " |")
-    rows += ["", "| field | Huffman points at or above ZFP | huffman - ZFP dB, min .. max |",
-             "|---|---|---|"]
-    for field in fields:
-        g = list(gaps[field].values())
-        rows.append(f"| {field} | {sum(d >= 0 for d in g)} of {len(g)} | "
-                    + (f"{min(g):+.2f} .. {max(g):+.2f} |" if g else "no overlap |"))
+    rows += summary(fields, gaps, "ZFP")
     if PEERS:
-        rows += ["", "| field | Huffman points at or above SZ3 | huffman - SZ3 dB, min .. max |",
-                 "|---|---|---|"]
-        for field in fields:
-            g = list(sz3_gaps[field].values())
-            rows.append(f"| {field} | {sum(d >= 0 for d in g)} of {len(g)} | "
-                        + (f"{min(g):+.2f} .. {max(g):+.2f} |" if g else "no overlap |"))
+        rows += summary(fields, sz3_gaps, "SZ3")
     rows += ["", f"largest h5zgpu error / tolerance {worst:.4f}"]
     text = "\n".join(rows)
     print(text)

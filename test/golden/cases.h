@@ -10,8 +10,8 @@
 /* What a case's chunk must exercise, so that the set keeps covering each path of the format
  * (docs/FORMAT.md): the codec the header names and, for Huffman payloads, the form, the
  * predictor (0 interpolation, else the Lorenzo order), the run token (forms 1 and 3: 0 fill,
- * 1 escape, else a delta's), whether outliers and verbatim values occur, and the axis order. codec 0 leaves it unchecked (the first
- * cases, which predate the table). */
+ * 1 escape, else a delta's), whether outliers and verbatim values occur, and the axis order.
+ * codec 0 leaves it unchecked (the first cases, which predate the table). */
 typedef struct golden_covers {
     unsigned codec, form, order, run_token;
     int outliers, verbatim;
