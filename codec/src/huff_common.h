@@ -1,5 +1,5 @@
-/* The Huffman codec's arithmetic, shared verbatim by the CPU reference (huff_cpu.c) and the
- * CUDA kernels (cuda/huffman/): tile geometry, dual-quantisation Lorenzo, the token
+/* The Huffman codec's arithmetic, shared verbatim by the CPU reference (huff_cpu.c,
+ * huff_decode_cpu.c) and the CUDA kernels (cuda/huffman/): tile geometry, dual-quantisation Lorenzo, the token
  * alphabet, the deterministic length-limited codebook and canonical codes.
  * docs/FORMAT.md, "Huffman payload", describes the bytes these functions produce. */
 #ifndef H5ZGPU_HUFF_COMMON_H
@@ -88,6 +88,13 @@ HZ_HD void hf_tile_at(const hf_geom *g, uint64_t t, hf_tile *T)
     uint64_t row = (uint64_t)T->ez * T->y0 * g->nx;
     uint64_t left = (uint64_t)T->ez * T->ey * T->x0;
     T->start = slab + row + left;
+}
+
+/* Tile element e (tile-major, T from hf_tile_at) as a raster index of the chunk. */
+HZ_HD uint64_t hf_tile_index(const hf_geom *g, const hf_tile *T, uint64_t e)
+{
+    const uint64_t x = e % T->ex, r = e / T->ex;
+    return ((T->z0 + r / T->ey) * g->ny + T->y0 + r % T->ey) * g->nx + T->x0 + x;
 }
 
 /* The writer chooses its predictor from costs over a sample of the tiles (docs/FORMAT.md,

@@ -44,7 +44,7 @@ __device__ uint64_t hf_verb_bound(const hf_dec_args &a, uint64_t pos)
     return lo;
 }
 
-/* partial_sums of huff_cpu.c in shared memory (wrapping uint32 sums, so the order of the
+/* partial_sums of huff_decode_cpu.c in shared memory (wrapping uint32 sums, so the order of the
  * additions does not matter): order 1 along the tile's raster sequence, a warp a share;
  * orders 2 and 3 along x a warp a row, along y and z a thread a column. */
 __device__ void hf_partial_sums(uint32_t *s, unsigned order, const hf_tile &tl)

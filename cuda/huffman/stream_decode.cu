@@ -129,7 +129,7 @@ struct hf_delta_out {
     }
 };
 
-/* decode_sub of huff_cpu.c over the tokens from bit p to bit pend of a sub-chunk (relative to
+/* decode_sub of huff_decode_cpu.c over the tokens from bit p to bit pend of a sub-chunk (relative to
  * bit0), elements i to iend: false on any inconsistency. The tokens must end exactly at pend
  * and fill exactly [i, iend), which, with every token inside both, accepts what the CPU's
  * element-driven loop accepts. */
@@ -356,7 +356,7 @@ __global__ void __launch_bounds__(HF_SPLIT_THREADS) hf_dec_split_kernel(const hf
 }
 
 /* Sub-chunks of streams of less than 1/8 bit an element, where runs hold most elements (never
- * pairs): a thread a sub-chunk (decode_sub of huff_cpu.c), a warp's threads decoding a token
+ * pairs): a thread a sub-chunk (decode_sub of huff_decode_cpu.c), a warp's threads decoding a token
  * each per step, all 32 taking part in every step until the last has finished, so that the
  * whole warp can store their runs together: a thread finishes the group it has begun and keeps
  * a run's last partial group, and the warp stores the whole groups between, 32 groups (512
