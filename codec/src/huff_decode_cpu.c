@@ -399,14 +399,16 @@ static h5zgpu_status decode_coded(const hf_geom *g, unsigned version, qz_quant *
                                   const uint8_t *in, uint64_t len, void *out)
 {
     const unsigned esize = Q->is_f32 ? 4u : 8u;
+    /* the tables of the payload's form only (hf_parse checks the form byte itself) */
+    const int ans = len > 8 && in[8] == HF_FORM_ANS;
     hf_layout L;
-    uint16_t *table = malloc(sizeof(uint16_t) << HF_MAX_LEN);
-    hf_ans_tabs *A = malloc(sizeof *A);
+    uint16_t *table = ans ? NULL : malloc(sizeof(uint16_t) << HF_MAX_LEN);
+    hf_ans_tabs *A = ans ? malloc(sizeof *A) : NULL;
     hf_dec D = {.g = g, .Q = Q, .L = &L, .table = table, .in = in, .out = out};
     D.delta = malloc(g->n * sizeof *D.delta);
-    D.sub_bit = malloc(g->nsub * sizeof *D.sub_bit);
+    D.sub_bit = ans ? NULL : malloc(g->nsub * sizeof *D.sub_bit);
     h5zgpu_status st = H5ZGPU_OK;
-    if (!table || !A || !D.delta || !D.sub_bit) {
+    if (!D.delta || (ans ? !A : !table || !D.sub_bit)) {
         st = hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
                      (unsigned long long)g->n);
         goto done;
