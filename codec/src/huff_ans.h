@@ -245,15 +245,27 @@ HZ_HD void hf_ans_table_put(uint8_t *p, uint64_t *k, const uint32_t *freq, unsig
     }
 }
 
+/* Whether state x must give out its low word before coding a token of frequency f. */
+HZ_HD int hf_ans_full(uint32_t x, uint32_t f)
+{
+    return (uint64_t)x >= (uint64_t)f << (32u - HF_ANS_BITS);
+}
+
+/* State x (already renormalised) after coding a token of frequency f, cumulative c. */
+HZ_HD uint32_t hf_ans_code(uint32_t x, uint32_t f, uint32_t c)
+{
+    return ((x / f) << HF_ANS_BITS) + x % f + c;
+}
+
 /* Codes token frequency f, cumulative frequency c onto state x; a word out to w[*k] when the
  * state must shrink first. */
 HZ_HD uint32_t hf_ans_put(uint32_t x, uint32_t f, uint32_t c, uint16_t *w, unsigned *k)
 {
-    if ((uint64_t)x >= (uint64_t)f << (32u - HF_ANS_BITS)) {
+    if (hf_ans_full(x, f)) {
         w[(*k)++] = (uint16_t)x;
         x >>= 16;
     }
-    return ((x / f) << HF_ANS_BITS) + x % f + c;
+    return hf_ans_code(x, f, c);
 }
 
 /* The state after decoding the token of slot x mod M, of frequency f and cumulative frequency

@@ -49,15 +49,14 @@ done:
     return st;
 }
 
-/* The payload is assembled in the workspace and copied out only when it fits cap, so a payload
- * that does not fit leaves out as it was (auto on the device keeps the fixed-length one). */
-/* The ANS form's device state in w->ans: its plan, the axis costs, then each sub-chunk's words,
- * word count, first word and place among the busy ones, and each group's place. */
+/* The ANS form's device state in w->ans: its plan, the axis costs, then each sub-chunk's words
+ * (a 16-byte aligned row each), word count, first word and place among the busy ones, and each
+ * group's place. */
 static h5zgpu_status ans_bufs(hzc_ws *w, const hf_geom *g, hf_enc_bufs *b,
                               unsigned long long **cost)
 {
-    const uint64_t nsub = hf_ans_nsub(g->n), plan = words8(sizeof(hf_ans_plan));
-    const uint64_t words = words8(2 * nsub * HF_ANS_SUB_WORDS), four = words8(4 * nsub);
+    const uint64_t nsub = hf_ans_nsub(g->n), plan = (sizeof(hf_ans_plan) + 15) & ~(uint64_t)15;
+    const uint64_t words = 2 * nsub * HF_ANS_SCRATCH, four = words8(4 * nsub);
     h5zgpu_status st = hzc_buf_need(&w->ans, plan + 64 + words + 3 * four + 8 * nsub, 0);
     if (st != H5ZGPU_OK)
         return st;
@@ -104,6 +103,8 @@ done:
     return st;
 }
 
+/* The payload is assembled in the workspace and copied out only when it fits cap, so a payload
+ * that does not fit leaves out as it was (auto on the device keeps the fixed-length one). */
 h5zgpu_status hzc_huff_encode(const hf_geom *g0, const hzc_encode_args *a,
                               hzc_encode_result *r)
 {
@@ -170,16 +171,16 @@ done:
 }
 
 /* The ANS form's tables for the device: packed entries of every table (zero past its tokens)
- * in the pinned host, uploaded into w->ans with room for the slot tables and offsets. */
+ * in the pinned host, uploaded into w->ans with room for the buckets and offsets. */
 static h5zgpu_status ans_upload(hzc_call *c, const hf_geom *g, const hf_layout *L,
                                 const hf_ans_tabs *A, hf_ans_dec *d)
 {
     hzc_ws *w = c->ws;
     const unsigned span = 2 * L->radius;
     const uint64_t fc_bytes = words8(4ull * A->ntab * span);
-    const uint64_t sym_bytes = words8(2ull * A->ntab * HF_ANS_M);
+    const uint64_t bucket_bytes = words8(2ull * A->ntab * HF_ANS_BUCKETS);
     h5zgpu_status st;
-    if ((st = hzc_buf_need(&w->ans, fc_bytes + sym_bytes + 8 * (hf_ans_nsub(g->n) + 1), 0)) !=
+    if ((st = hzc_buf_need(&w->ans, fc_bytes + bucket_bytes + 8 * (hf_ans_nsub(g->n) + 1), 0)) !=
             H5ZGPU_OK ||
         (st = hzc_buf_need(&w->htab, fc_bytes, 1)) != H5ZGPU_OK)
         return st;
@@ -193,8 +194,8 @@ static h5zgpu_status ans_upload(hzc_call *c, const hf_geom *g, const hf_layout *
     }
     uint8_t *p = (uint8_t *)w->ans.p;
     d->fc = (const uint32_t *)p;
-    d->sym = (uint16_t *)(p + fc_bytes);
-    d->woff = (uint64_t *)(p + fc_bytes + sym_bytes);
+    d->bucket = (uint16_t *)(p + fc_bytes);
+    d->woff = (uint64_t *)(p + fc_bytes + bucket_bytes);
     CK(cudaMemcpyAsync(p, h, 4ull * A->ntab * span, cudaMemcpyHostToDevice, c->s),
        "upload of the ANS tables");
 done:

@@ -58,13 +58,24 @@ typedef struct hf_ans_plan {
     uint32_t fc[HF_ANS_TABLES][2 * HF_RADIUS_MAX];
 } hf_ans_plan;
 
+/* A sub-chunk's row of the encoder's scratch words: HF_ANS_SUB_WORDS rounded up to whole
+ * 16-byte stores. */
+#define HF_ANS_SCRATCH ((HF_ANS_SUB_WORDS + 7u) & ~7u)
+
+/* The ANS decoder's slot lookup: a table's HF_ANS_M slots in HF_ANS_BUCKETS buckets, each
+ * holding the token of its first slot; a slot's token is that or one of the next few, that
+ * alone where the bucket is marked pure. */
+#define HF_ANS_BUCKET_BITS 10u
+#define HF_ANS_BUCKETS (1u << HF_ANS_BUCKET_BITS)
+#define HF_ANS_PURE 0x8000u
+
 /* The ANS decoder's device arrays: the packed entries (span = 2R a table, zero past m), the
- * slot tables (HF_ANS_M a table) and the sub-chunks' first words (nsub + 1). */
+ * buckets (HF_ANS_BUCKETS a table) and the sub-chunks' first words (nsub + 1). */
 typedef struct hf_ans_dec {
     unsigned ntab, span;
     unsigned m[HF_ANS_TABLES];
     const uint32_t *fc;
-    uint16_t *sym;
+    uint16_t *bucket;
     uint64_t *woff;
 } hf_ans_dec;
 
@@ -90,9 +101,9 @@ typedef struct hf_enc_bufs {
     uint16_t *tok_copy;             /* tests, else NULL: host copy of the tokens, taken before
                                      * the stream's packing reuses their memory */
     unsigned axes;                  /* the axis order (payload byte 14) */
-    hf_ans_plan *ans;               /* the ANS form: its plan, each sub-chunk's words
-                                     * (HF_ANS_SUB_WORDS a sub-chunk), their count, first word
-                                     * and place among the busy sub-chunks, and the groups' */
+    hf_ans_plan *ans;               /* the ANS form: its plan, each sub-chunk's words (a row
+                                     * of HF_ANS_SCRATCH), their count, first word and place
+                                     * among the busy sub-chunks, and the groups' */
     uint16_t *ans_words;
     uint32_t *ans_nwords;
     uint64_t *ans_woff;

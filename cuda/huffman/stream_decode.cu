@@ -129,10 +129,10 @@ struct hf_delta_out {
     }
 };
 
-/* decode_sub of huff_decode_cpu.c over the tokens from bit p to bit pend of a sub-chunk (relative to
- * bit0), elements i to iend: false on any inconsistency. The tokens must end exactly at pend
- * and fill exactly [i, iend), which, with every token inside both, accepts what the CPU's
- * element-driven loop accepts. */
+/* decode_sub of huff_decode_cpu.c over the tokens from bit p to bit pend of a sub-chunk
+ * (relative to bit0), elements i to iend: false on any inconsistency. The tokens must end
+ * exactly at pend and fill exactly [i, iend), which, with every token inside both, accepts what
+ * the CPU's element-driven loop accepts. */
 __device__ bool hf_decode_span(const hf_dec_args &a, const uint16_t *table, uint64_t bit0,
                                uint32_t p, uint32_t pend, uint32_t i, uint32_t iend)
 {

@@ -1,0 +1,60 @@
+/* What the ANS form's encoder (ans_encode.cu) and decoder (ans_decode.cu) share. */
+#ifndef H5ZGPU_CUDA_HUFF_ANS_DEVICE_CUH
+#define H5ZGPU_CUDA_HUFF_ANS_DEVICE_CUH
+
+#include "huff_device.cuh"
+
+#include "huff_ans.h"
+
+#define HF_ANS_THREADS 128   /* sub-chunk kernels: a thread a sub-chunk */
+
+/* Shared memory of the tables' packed entries (frequency | cumulative << 16) for radius R. */
+static inline unsigned hf_ans_smem(unsigned R)
+{
+    return HF_ANS_TABLES * 2u * R * 4u;
+}
+
+/* The ANS kernels' dynamic shared memory limit: the largest any launch asks for, the same on
+ * every call, since threads decoding other chunks set it concurrently (a launch above the
+ * limit another thread just set fails). */
+#define HF_ANS_SMEM_MAX                                                                       \
+    (HF_ANS_TABLES * 2u * HF_RADIUS_MAX * 4u + HF_ANS_TABLES * HF_ANS_BUCKETS * 2u)
+
+/* hf_ans_class of a tile's elements by their index e in the tile, for tiles whose rows and
+ * planes hold powers of two: each coordinate's parity is a bit of e (along an axis of one
+ * element, the origin's). Spares the sub-chunk kernels a walk of the coordinates. */
+struct hf_ans_cls {
+    unsigned pred, sy, sz, mx, my, px, py, pz;
+    __device__ __forceinline__ unsigned of(unsigned e) const
+    {
+        if (pred != HF_PRED_INTERP)
+            return 0u;
+        const unsigned x = (e & mx) ^ px, y = (e >> sy & my) ^ py, z = (e >> sz & 1u) ^ pz;
+        return x ? 3u : y ? 2u : z;
+    }
+};
+
+/* The classes of tile T's elements, or false when its rows or planes are not powers of two. */
+__device__ __forceinline__ bool hf_ans_cls_of(unsigned pred, const hf_tile &T, hf_ans_cls *c)
+{
+    if ((T.ex & (T.ex - 1u)) || (T.ey & (T.ey - 1u)))
+        return false;
+    const unsigned lx = __ffs(T.ex) - 1, ly = __ffs(T.ey) - 1;
+    *c = {pred, lx, lx + ly, T.ex > 1 ? 1u : 0u, T.ey > 1 ? 1u : 0u, (unsigned)(T.x0 & 1u),
+          (unsigned)(T.y0 & 1u), (unsigned)(T.z0 & 1u)};
+    return true;
+}
+
+/* Sub-chunk elements [i0, i0 + cnt) that lie in one such tile: their classes in *c and the
+ * first one's index in the tile in *e0; else false (a chunk's edge tiles). */
+__device__ __forceinline__ bool hf_ans_sub_cls(const hf_geom &g, unsigned pred, uint64_t i0,
+                                               unsigned cnt, hf_ans_cls *c, unsigned *e0)
+{
+    hf_walk w;
+    hf_walk_at(&g, &w, i0);
+    const hf_tile T = {w.z0, w.y0, w.x0, 0, w.ez, w.ey, w.ex};
+    *e0 = (w.z * w.ey + w.y) * w.ex + w.x;
+    return *e0 + cnt <= w.ez * w.ey * w.ex && hf_ans_cls_of(pred, T, c);
+}
+
+#endif

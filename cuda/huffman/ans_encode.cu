@@ -1,0 +1,482 @@
+/* The Huffman codec's ANS form on the GPU, the encoder (huff_ans.h; huff_ans.c is the
+ * reference): the counts per table, the tables, every sub-chunk coded by a thread, the choice
+ * against the Huffman forms by exact size and the payload's ANS sections. */
+#include "ans_device.cuh"
+
+/* A CTA a run of tiles: their elements counted by (table, token) in shared memory, then added
+ * to the plan's counts. A table is the element's class and the context its successor in the
+ * tile-major order gives (none past a sub-chunk's end). Most of a warp's 32 elements share
+ * lane 0's key: those take one shared add, the others one each. */
+__global__ void __launch_bounds__(HF_THREADS) hf_ans_count_kernel(const hf_enc_args a)
+{
+    extern __shared__ uint32_t h_s[];
+    hf_ans_plan *A = a.b.ans;
+    const unsigned pred = a.b.plan->pred, span = 2 * a.R, ntab = hf_ans_tables_of(pred);
+    for (unsigned k = threadIdx.x; k < ntab * span; k += blockDim.x)
+        h_s[k] = 0;
+    __syncthreads();
+    const unsigned lane = threadIdx.x & 31u;
+    const uint16_t *tok = a.b.tok;
+    for (uint64_t t = blockIdx.x; t < a.g.ntiles; t += gridDim.x) {
+        hf_tile T;
+        hf_tile_at(&a.g, t, &T);
+        hf_ans_cls cls;
+        const bool fast = hf_ans_cls_of(pred, T, &cls);   /* CTA-uniform */
+        const unsigned tn = hf_tile_n(T);
+        for (unsigned base = 0; base < tn; base += blockDim.x) {   /* CTA-uniform */
+            const unsigned e = base + threadIdx.x;
+            const bool live = e < tn;
+            unsigned key = 0;
+            if (live) {
+                const uint64_t i = T.start + e;
+                unsigned c;
+                if (fast) {
+                    c = cls.of(e);
+                } else {
+                    unsigned z, y, x;
+                    hf_coords(T, e, &z, &y, &x);
+                    c = hf_ans_class(pred, T.z0 + z, T.y0 + y, T.x0 + x);
+                }
+                const unsigned nx =
+                    (i + 1) % HF_ANS_SUB && i + 1 < a.g.n ? hf_ans_context(tok[i + 1]) : 0u;
+                key = hf_ans_table(c, nx) * span + tok[i];
+            }
+            const unsigned k0 = __shfl_sync(FULL, key, 0);   /* lane 0 is live when any is */
+            const unsigned same = __ballot_sync(FULL, live && key == k0);
+            if (lane == 0 && same)
+                atomicAdd(&h_s[k0], (unsigned)__popc(same));
+            if (live && key != k0)
+                atomicAdd(&h_s[key], 1u);
+        }
+    }
+    __syncthreads();
+    for (unsigned k = threadIdx.x; k < ntab * span; k += blockDim.x)
+        if (h_s[k])
+            atomicAdd(&A->count[k / span][k % span], h_s[k]);
+}
+
+/* The lowest index of the largest value over the warp (each lane's pair, its own best). */
+__device__ __forceinline__ void hf_warp_argmax(uint32_t &v, unsigned &t)
+{
+    for (unsigned d = 16; d > 0; d >>= 1) {
+        const uint32_t ov = __shfl_xor_sync(FULL, v, d);
+        const unsigned ot = __shfl_xor_sync(FULL, t, d);
+        if (ov > v || (ov == v && ot < t)) {
+            v = ov;
+            t = ot;
+        }
+    }
+}
+
+/* hf_ans_normalize by a warp: the same frequencies into f (global, m tokens). */
+__device__ void hf_ans_normalize_warp(const uint32_t *count, unsigned m, uint64_t total,
+                                      uint32_t *f)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    unsigned long long sum = 0;
+    uint32_t topv = 0;
+    unsigned top = 0;
+    for (unsigned t = lane; t < m; t += 32) {
+        const uint32_t c = count[t];
+        const uint64_t q = c ? ((uint64_t)c * HF_ANS_M + total / 2) / total : 0;
+        f[t] = c ? (q ? (uint32_t)q : 1u) : 0u;
+        sum += f[t];
+        if (c > topv) {
+            topv = c;
+            top = t;
+        }
+    }
+    hf_warp_argmax(topv, top);
+    sum = dv_warp_sum(sum);
+    __syncwarp();
+    if (sum < HF_ANS_M && lane == 0)
+        f[top] += (uint32_t)(HF_ANS_M - sum);
+    while (sum > HF_ANS_M) {   /* warp-uniform */
+        __syncwarp();
+        uint32_t bv = 0;
+        unsigned big = 0;
+        for (unsigned t = lane; t < m; t += 32)
+            if (f[t] > bv) {
+                bv = f[t];
+                big = t;
+            }
+        hf_warp_argmax(bv, big);
+        const uint64_t take = sum - HF_ANS_M < bv / 2 ? sum - HF_ANS_M : bv / 2;
+        if (lane == 0)
+            f[big] = bv - (uint32_t)take;
+        sum -= take;
+    }
+    __syncwarp();
+}
+
+/* hf_ans_table_nibbles by a warp: a zero frequency counts its run where the run starts. */
+__device__ unsigned long long hf_ans_table_nibbles_warp(const uint32_t *f, unsigned m)
+{
+    unsigned long long k = 0;
+    for (unsigned t = threadIdx.x & 31u; t < m; t += 32) {
+        if (f[t]) {
+            k += hf_nib_len(f[t]);
+        } else if (t == 0 || f[t - 1]) {
+            unsigned z = t;
+            while (f[z] == 0)
+                z++;   /* f[m - 1] is not zero */
+            k += 1 + hf_nib_len(z - t - 1);
+        }
+    }
+    return dv_warp_sum(k) + hf_nib_len(m);
+}
+
+/* A warp a table: its tokens, frequencies (hf_ans_normalize) and nibbles, then the packed
+ * entries; thread 0 lays the tables one after another. */
+__global__ void __launch_bounds__(HF_ANS_TABLES * 32) hf_ans_norm_kernel(const hf_enc_args a)
+{
+    hf_ans_plan *A = a.b.ans;
+    const unsigned ntab = hf_ans_tables_of(a.b.plan->pred), span = 2 * a.R;
+    const unsigned lane = threadIdx.x & 31u, b = threadIdx.x >> 5;
+    if (b < ntab) {
+        unsigned m = 0;
+        unsigned long long total = 0;
+        for (unsigned t = lane; t < span; t += 32) {
+            m = A->count[b][t] ? t + 1 : m;
+            total += A->count[b][t];
+        }
+        m = __reduce_max_sync(FULL, m);
+        total = dv_warp_sum(total);
+        uint32_t *f = A->fc[b];
+        if (m)
+            hf_ans_normalize_warp(A->count[b], m, total, f);
+        const unsigned long long nib = hf_ans_table_nibbles_warp(f, m);
+        __syncwarp();
+        uint32_t run = 0;   /* cumulative frequencies, 32 tokens a round */
+        for (unsigned t0 = 0; t0 < m; t0 += 32) {
+            const unsigned t = t0 + lane;
+            const uint32_t ft = t < m ? f[t] : 0u, inc = dv_warp_incl(ft);
+            if (t < m)
+                f[t] = ft | (run + inc - ft) << 16;
+            run += __shfl_sync(FULL, inc, 31);
+        }
+        if (lane == 0) {
+            A->m[b] = m;
+            A->nib[b] = nib;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        A->ntab = ntab;
+        unsigned long long k = 0;
+        for (unsigned t = 0; t < ntab; t++)
+            k += A->nib[t];
+        A->nibbles = k;
+    }
+}
+
+/* The packed tables of the plan into shared memory. */
+__device__ __forceinline__ void hf_ans_load_tables(const hf_ans_plan *A, unsigned span,
+                                                   uint32_t *fc_s)
+{
+    for (unsigned k = threadIdx.x; k < A->ntab * span; k += blockDim.x)
+        fc_s[k] = k % span < A->m[k / span] ? A->fc[k / span][k % span] : 0u;
+    __syncthreads();
+}
+
+/* A thread's words into its scratch row, eight at a time (one 16-byte store). */
+struct hf_ans_out {
+    uint4 *row;
+    uint64_t lo, hi;
+    unsigned k;   /* words put */
+    __device__ __forceinline__ void put(uint32_t v)
+    {
+        const unsigned j = k & 7u;
+        const uint64_t sh = (uint64_t)(v & 0xFFFFu) << (16 * (j & 3u));
+        lo |= j < 4 ? sh : 0;
+        hi |= j < 4 ? 0 : sh;
+        if ((++k & 7u) == 0) {
+            row[k / 8 - 1] = make_uint4((uint32_t)lo, (uint32_t)(lo >> 32), (uint32_t)hi,
+                                        (uint32_t)(hi >> 32));
+            lo = hi = 0;
+        }
+    }
+    __device__ __forceinline__ void flush()
+    {
+        if (k & 7u)
+            row[k / 8] = make_uint4((uint32_t)lo, (uint32_t)(lo >> 32), (uint32_t)hi,
+                                    (uint32_t)(hi >> 32));
+    }
+};
+
+/* Token j (0..9) of the ten in three 32-bit words' worth of two loads. */
+__device__ __forceinline__ unsigned hf_tok_of(const uint4 &c, const uint4 &n, unsigned j)
+{
+    const uint32_t w = j < 2 ? c.x : j < 4 ? c.y : j < 6 ? c.z : j < 8 ? c.w : n.x;
+    return w >> (16 * (j & 1u)) & 0xFFFFu;
+}
+
+/* Whether the cnt tokens of a sub-chunk (16-byte aligned, readable 8 past) are all rs. */
+__device__ __forceinline__ bool hf_ans_idle(const uint4 *tv, unsigned cnt, unsigned rs)
+{
+    const uint32_t rs2 = rs * 0x10001u;
+    for (unsigned q = 0; 8 * q < cnt; q++) {
+        const uint4 v = tv[q];
+        const uint4 c = make_uint4(__vcmpeq2(v.x, rs2), __vcmpeq2(v.y, rs2),
+                                   __vcmpeq2(v.z, rs2), __vcmpeq2(v.w, rs2));
+        if ((c.x & c.y & c.z & c.w) == FULL)
+            continue;
+        const unsigned valid = min(8u, cnt - 8 * q);   /* 8 but in a chunk's last sub-chunk */
+#pragma unroll
+        for (unsigned j = 0; j < 8; j++)
+            if (j < valid && !(hf_tok_of(c, c, j) & 1u))
+                return false;
+    }
+    return true;
+}
+
+/* A thread a sub-chunk, as encode_task of huff_ans.c: a sub-chunk of the run token alone has no
+ * words; else its tokens onto the state first to last, then the state. Tokens come eight at a
+ * time, a load ahead; words leave eight at a time. */
+__global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_encode_kernel(const hf_enc_args a)
+{
+    extern __shared__ uint32_t fc_s[];
+    const hf_ans_plan *A = a.b.ans;
+    const hf_enc_plan *P = a.b.plan;
+    const unsigned span = 2 * a.R, pred = P->pred;
+    hf_ans_load_tables(A, span, fc_s);
+    const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    if (s >= hf_ans_nsub(a.g.n))
+        return;
+    const uint64_t i0 = s * HF_ANS_SUB;
+    const unsigned cnt = (unsigned)min((uint64_t)HF_ANS_SUB, a.g.n - i0);
+    const uint4 *tv = (const uint4 *)(a.b.tok + i0);   /* tok is readable 8 past n */
+    if (hf_ans_idle(tv, cnt, P->rs)) {
+        a.b.ans_nwords[s] = 0;
+        return;
+    }
+    hf_ans_out out = {(uint4 *)(a.b.ans_words + s * HF_ANS_SCRATCH), 0, 0, 0};
+    uint32_t x = HF_ANS_LOW;
+    hf_ans_cls cls;
+    unsigned e0;
+    const bool fast = hf_ans_sub_cls(a.g, pred, i0, cnt, &cls, &e0);
+    hf_walk wk;
+    hf_walk_at(&a.g, &wk, i0);
+    uint4 cur = tv[0];
+    for (unsigned q = 0; 8 * q < cnt; q++) {
+        const uint4 nxt = 8 * (q + 1) < cnt ? tv[q + 1] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (unsigned j = 0; j < 8; j++) {
+            const unsigned e = 8 * q + j;
+            if (e >= cnt)
+                break;
+            const unsigned t = hf_tok_of(cur, nxt, j);
+            const unsigned nx = e + 1 < cnt ? hf_ans_context(hf_tok_of(cur, nxt, j + 1)) : 0u;
+            const unsigned c = fast ? cls.of(e0 + e) : hf_walk_class(&wk, pred);
+            const uint32_t en = fc_s[hf_ans_table(c, nx) * span + t];
+            const uint32_t f = en & 0xFFFFu;
+            if (hf_ans_full(x, f)) {
+                out.put(x);
+                x >>= 16;
+            }
+            x = hf_ans_code(x, f, en >> 16);
+            if (!fast)
+                hf_walk_next(&a.g, &wk);
+        }
+        cur = nxt;
+    }
+    out.put(x);
+    out.put(x >> 16);
+    out.flush();
+    a.b.ans_nwords[s] = out.k;
+}
+
+/* One CTA: each sub-chunk's first word and its place among the busy ones (exclusive sums),
+ * the ANS payload's size, and the choice: the ANS form when strictly smaller than the Huffman
+ * form hf_enc_choose_kernel kept. */
+__global__ void __launch_bounds__(HF_ONE_THREADS) hf_ans_choose_kernel(const hf_enc_args a)
+{
+    hf_ans_plan *A = a.b.ans;
+    hf_enc_plan *P = a.b.plan;
+    const uint64_t nsub = hf_ans_nsub(a.g.n), groups = hf_ans_groups(nsub);
+    /* a run of whole groups a thread, their word counts read four at a time (16-byte aligned;
+     * the array is readable to a multiple of four) */
+    const uint64_t gseg = (groups + blockDim.x - 1) / blockDim.x;
+    const uint64_t g0 = min(groups, threadIdx.x * gseg), g1 = min(groups, g0 + gseg);
+    const uint64_t s1 = min(nsub, g1 * HF_ANS_GROUP);
+    const uint4 *nw4 = (const uint4 *)a.b.ans_nwords;
+    auto group = [&](uint64_t g, auto &&f) {   /* f(s, words of s) over group g; any busy */
+        uint32_t any = 0;
+        for (uint64_t s = g * HF_ANS_GROUP; s < min(s1, (g + 1) * HF_ANS_GROUP); s += 4) {
+            const uint4 q = nw4[s / 4];
+            const uint32_t e[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+            for (unsigned k = 0; k < 4; k++)
+                if (s + k < s1) {
+                    f(s + k, e[k]);
+                    any |= e[k];
+                }
+        }
+        return any != 0;
+    };
+    uint64_t words = 0, busy = 0, marked = 0, wtot, btot, gtot;
+    for (uint64_t g = g0; g < g1; g++)
+        marked += group(g, [&](uint64_t, uint32_t nw) {
+            words += nw;
+            busy += nw != 0;
+        });
+    uint64_t wrun = dv_block_excl(words, &wtot), brun = dv_block_excl(busy, &btot);
+    uint64_t grun = dv_block_excl(marked, &gtot);
+    for (uint64_t g = g0; g < g1; g++) {
+        a.b.ans_gidx[g] = (uint32_t)grun;
+        grun += group(g, [&](uint64_t s, uint32_t nw) {
+            a.b.ans_woff[s] = wrun;
+            a.b.ans_bidx[s] = (uint32_t)brun;
+            wrun += nw;
+            brun += nw != 0;
+        });
+    }
+    if (threadIdx.x == 0) {
+        const unsigned esize = a.Q.is_f32 ? 4u : 8u;
+        A->words = wtot;
+        A->busy = btot;
+        A->busy_groups = gtot;
+        const uint64_t size = HF_ANS_OFF_TABLES + hf_pad4((A->nibbles + 1) / 2) +
+                              hf_ans_index_bytes(nsub, gtot, btot) + hf_pad4(2 * wtot) +
+                              8 * P->n_out + (4 + esize) * P->n_verb;
+        if (size < P->size) {
+            P->form = HF_FORM_ANS;
+            P->size = size;
+            P->too_small = size > a.b.cap;
+            a.sc->bytes_total = size;
+        }
+    }
+}
+
+/* Number v's nibbles (hf_nib_put) or-ed into the zeroed bytes p from nibble k on, a 32-bit
+ * atomic each: a neighbouring thread's nibbles may share the word. Returns the nibbles. */
+__device__ unsigned hf_nib_or(uint8_t *p, uint64_t k, uint32_t v)
+{
+    unsigned n = 0;
+    for (;;) {
+        const unsigned nib = (v & 7u) | (v >= 8u ? 8u : 0u);
+        const uintptr_t at = (uintptr_t)(p + (k + n) / 2);
+        atomicOr((unsigned *)(at & ~(uintptr_t)3),
+                 nib << (8 * (unsigned)(at & 3u) + 4 * (unsigned)((k + n) & 1u)));
+        n++;
+        if (v < 8u)
+            return n;
+        v >>= 3;
+    }
+}
+
+/* A CTA a table: its nibbles (hf_ans_table_put) after the tables before it, each thread a run
+ * of tokens at the place the CTA's scan of their nibble counts gives; a run of zero
+ * frequencies is written where it starts. */
+__global__ void __launch_bounds__(HF_THREADS) hf_ans_tables_kernel(const hf_enc_args a)
+{
+    const hf_enc_plan *P = a.b.plan;
+    const hf_ans_plan *A = a.b.ans;
+    const unsigned b = blockIdx.x;
+    if (P->too_small || P->form != HF_FORM_ANS || b >= A->ntab)
+        return;   /* CTA-uniform */
+    uint8_t *p = a.b.dst + HF_ANS_OFF_TABLES;
+    uint64_t k = 0;
+    for (unsigned c = 0; c < b; c++)
+        k += A->nib[c];
+    const unsigned m = A->m[b];
+    const uint32_t *fc = A->fc[b];
+    if (threadIdx.x == 0)
+        hf_nib_or(p, k, m);
+    k += hf_nib_len(m);
+    auto freq = [&](unsigned t) { return fc[t] & 0xFFFFu; };
+    auto zeros_after = [&](unsigned t) {   /* zero frequencies after t's (f[m - 1] is not 0) */
+        unsigned z = t + 1;
+        while (freq(z) == 0)
+            z++;
+        return z - t - 1;
+    };
+    const unsigned per = (m + blockDim.x - 1) / blockDim.x;
+    const unsigned t0 = min(m, threadIdx.x * per), t1 = min(m, t0 + per);
+    uint64_t mine = 0, total;
+    for (unsigned t = t0; t < t1; t++) {
+        if (freq(t))
+            mine += hf_nib_len(freq(t));
+        else if (t == 0 || freq(t - 1))
+            mine += 1 + hf_nib_len(zeros_after(t));
+    }
+    k += dv_block_excl(mine, &total);
+    for (unsigned t = t0; t < t1; t++) {
+        if (freq(t)) {
+            k += hf_nib_or(p, k, freq(t));
+        } else if (t == 0 || freq(t - 1)) {
+            k += hf_nib_or(p, k, 0);
+            k += hf_nib_or(p, k, zeros_after(t));
+        }
+    }
+}
+
+/* The ANS sections of the zeroed payload (when chosen) but the tables: the count of busy
+ * sub-chunks, the bitmap and word counts, then each sub-chunk's words a warp each. */
+__global__ void __launch_bounds__(HF_THREADS) hf_ans_place_kernel(const hf_enc_args a)
+{
+    const hf_enc_plan *P = a.b.plan;
+    const hf_ans_plan *A = a.b.ans;
+    if (P->too_small || P->form != HF_FORM_ANS)
+        return;
+    uint8_t *dst = a.b.dst;
+    const uint64_t nsub = hf_ans_nsub(a.g.n);
+    const uint64_t off_bitmap = HF_ANS_OFF_TABLES + hf_pad4((A->nibbles + 1) / 2);
+    const uint64_t off_masks = off_bitmap + hf_pad4((hf_ans_groups(nsub) + 7) / 8);
+    const uint64_t off_counts = off_masks + 8 * A->busy_groups;
+    const uint64_t off_stream = off_bitmap + hf_ans_index_bytes(nsub, A->busy_groups, A->busy);
+    const uint64_t gt = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    if (gt == 0)
+        hz_put_u32(dst + HF_ANS_OFF_BUSY, (uint32_t)A->busy);
+    for (uint64_t s = gt; s < nsub; s += (uint64_t)gridDim.x * blockDim.x) {
+        const uint32_t nw = a.b.ans_nwords[s];
+        if (!nw)
+            continue;
+        const uint64_t g = s / HF_ANS_GROUP, j = s % HF_ANS_GROUP;
+        atomicOr((unsigned *)(dst + off_bitmap) + g / 32, 1u << (g % 32));
+        atomicOr((unsigned *)(dst + off_masks + 8 * (uint64_t)a.b.ans_gidx[g]) + j / 32,
+                 1u << (j % 32));
+        hz_put_u16(dst + off_counts + 2 * (uint64_t)a.b.ans_bidx[s], nw);
+    }
+    /* the stream starts 4-aligned: its words are whole 16-bit stores */
+    uint16_t *stream = (uint16_t *)(dst + off_stream);
+    const unsigned lane = threadIdx.x & 31u;
+    const uint64_t warps = (uint64_t)gridDim.x * blockDim.x / 32;
+    for (uint64_t s = gt / 32; s < nsub; s += warps) {
+        const uint32_t nw = a.b.ans_nwords[s];
+        const uint16_t *w = a.b.ans_words + s * HF_ANS_SCRATCH;
+        uint16_t *o = stream + a.b.ans_woff[s];
+        for (uint32_t k = lane; k < nw; k += 32)
+            o[k] = w[k];
+    }
+}
+
+cudaError_t hf_ans_launch_encode(const hf_enc_args &a, int sms, cudaStream_t s)
+{
+    const unsigned smem = hf_ans_smem(a.R);
+    const uint64_t nsub = hf_ans_nsub(a.g.n);
+    cudaError_t e;
+    if ((e = cudaMemsetAsync(a.b.ans->count, 0, sizeof a.b.ans->count, s)) != cudaSuccess ||
+        (e = cudaFuncSetAttribute(hf_ans_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  HF_ANS_SMEM_MAX)) != cudaSuccess ||
+        (e = cudaFuncSetAttribute(hf_ans_encode_kernel,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  HF_ANS_SMEM_MAX)) != cudaSuccess)
+        return e;
+    /* a few CTAs a multiprocessor, each clearing and adding its counts once */
+    const unsigned count_grid =
+        a.g.ntiles < hf_grid(sms) ? (unsigned)a.g.ntiles : hf_grid(sms);
+    hf_ans_count_kernel<<<count_grid, HF_THREADS, smem, s>>>(a);
+    hf_ans_norm_kernel<<<1, HF_ANS_TABLES * 32, 0, s>>>(a);
+    hf_ans_encode_kernel<<<hf_sub_grid(nsub, 1, HF_ANS_THREADS), HF_ANS_THREADS, smem, s>>>(a);
+    hf_ans_choose_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
+    return cudaGetLastError();
+}
+
+cudaError_t hf_ans_launch_place(const hf_enc_args &a, int sms, cudaStream_t s)
+{
+    hf_ans_tables_kernel<<<HF_ANS_TABLES, HF_THREADS, 0, s>>>(a);
+    hf_ans_place_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
+    return cudaGetLastError();
+}
+
