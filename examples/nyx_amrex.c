@@ -102,13 +102,33 @@ int nw_amrex_write(const nw_opts *o, const nw_rank *r, hid_t fapl)
     return bad ? -1 : 0;
 }
 
+/* Under RATIO, the bounds the chunks of the rank's range record, read before the file is
+ * opened in parallel; else nothing. */
+static int read_recorded(const nw_opts *o, hsize_t at, hsize_t len, nw_bound **recorded)
+{
+    const size_t count = (size_t)(len / o->chunk);
+    *recorded = NULL;
+    if (!o->verify || o->path == NW_NONE || o->bound[0].mode != H5ZGPU_MODE_RATIO || !count)
+        return 0;
+    hsize_t *offsets = malloc(count * sizeof *offsets);
+    *recorded = malloc(count * sizeof **recorded);
+    int bad = !offsets || !*recorded;
+    for (size_t k = 0; !bad && k < count; k++)
+        offsets[k] = at + k * o->chunk;
+    bad = bad || nw_recorded_bounds(o->out, DATA, 1, offsets, count, *recorded);
+    free(offsets);
+    return bad ? -1 : 0;
+}
+
 int nw_amrex_inspect(const nw_opts *o, const nw_rank *r, hid_t fapl, nw_result *res)
 {
     hsize_t at, len;
     rank_range(r, &at, &len);
-    hid_t file = H5Fopen(o->out, H5F_ACC_RDONLY, fapl);
+    nw_bound *recorded;
+    int bad = read_recorded(o, at, len, &recorded) != 0;
+    hid_t file = H5Fopen(o->out, H5F_ACC_RDONLY, fapl);   /* collective: every rank opens */
     hid_t dset = file < 0 ? -1 : H5Dopen2(file, DATA, H5P_DEFAULT);
-    int bad = dset < 0;
+    bad |= dset < 0;
     if (!bad) {
         hsize_t stored = H5Dget_storage_size(dset);
         res->ratio[0] = stored ? (double)(r->boxes_total * NS_FIELDS * r->cells * sizeof(float)) /
@@ -124,8 +144,8 @@ int nw_amrex_inspect(const nw_opts *o, const nw_rank *r, hid_t fapl, nw_result *
         bad = bad || H5Dread(dset, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, got) < 0;
         /* REL ranges are the chunks': the range starts on a chunk boundary (checked at start) */
         if (!bad)
-            nw_check(&o->bound[0], o->path == NW_NONE, want, got, (size_t)len, o->chunk,
-                     &res->worst[0], &res->misses[0]);
+            nw_check(&o->bound[0], recorded, o->path == NW_NONE, want, got, (size_t)len,
+                     o->chunk, &res->worst[0], &res->misses[0]);
         H5Sclose(fs);
         H5Sclose(ms);
         free(want);
@@ -135,5 +155,6 @@ int nw_amrex_inspect(const nw_opts *o, const nw_rank *r, hid_t fapl, nw_result *
         H5Dclose(dset);
     if (file >= 0)
         H5Fclose(file);
+    free(recorded);
     return bad ? -1 : 0;
 }

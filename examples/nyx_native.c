@@ -127,12 +127,43 @@ int nw_native_write(const nw_opts *o, const nw_rank *r, hid_t fapl, double *made
     return bad ? -1 : 0;
 }
 
+/* Under RATIO, the bounds the rank's boxes of each field record (box i of field f at
+ * recorded[f * count + i]), read before the file is opened in parallel; else nothing. */
+static int read_recorded(const nw_opts *o, const nw_rank *r, nw_bound **recorded)
+{
+    int ratio = 0, bad = 0;
+    for (int f = 0; f < NS_FIELDS; f++)
+        ratio |= o->bound[f].mode == H5ZGPU_MODE_RATIO;
+    *recorded = NULL;
+    if (!o->verify || o->path == NW_NONE || !ratio || !r->count)
+        return 0;
+    hsize_t *at = malloc(3 * r->count * sizeof *at);
+    *recorded = malloc(NS_FIELDS * r->count * sizeof **recorded);
+    bad = !at || !*recorded;
+    for (size_t i = 0; !bad && i < r->count; i++) {
+        size_t origin[3];
+        nw_box_origin(o, r->first + i, origin);
+        for (int k = 0; k < 3; k++)
+            at[3 * i + k] = origin[k];
+    }
+    for (int f = 0; !bad && f < NS_FIELDS; f++) {
+        char name[128];
+        snprintf(name, sizeof name, GROUP "/%s", ns_field_names[f]);
+        bad = o->bound[f].mode == H5ZGPU_MODE_RATIO &&
+              nw_recorded_bounds(o->out, name, 3, at, r->count, *recorded + f * r->count);
+    }
+    free(at);
+    return bad ? -1 : 0;
+}
+
 int nw_native_inspect(const nw_opts *o, const nw_rank *r, hid_t fapl, nw_result *res)
 {
     hsize_t len[3] = {o->box, o->box, o->box};
-    hid_t file = H5Fopen(o->out, H5F_ACC_RDONLY, fapl);
+    nw_bound *recorded;
+    int bad = read_recorded(o, r, &recorded) != 0;
+    hid_t file = H5Fopen(o->out, H5F_ACC_RDONLY, fapl);   /* collective: every rank opens */
     float *got = malloc(r->cells * sizeof *got);
-    int bad = file < 0 || !got;
+    bad |= file < 0 || !got;
     for (int f = 0; !bad && f < NS_FIELDS; f++) {
         char name[128];
         snprintf(name, sizeof name, GROUP "/%s", ns_field_names[f]);
@@ -148,8 +179,9 @@ int nw_native_inspect(const nw_opts *o, const nw_rank *r, hid_t fapl, nw_result 
             hid_t fs = box_selection(o, r, dset, i), ms = H5Screate_simple(3, len, NULL);
             bad = H5Dread(dset, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, got) < 0;
             if (!bad)   /* one chunk a box: REL ranges are the box's */
-                nw_check(&o->bound[f], o->path == NW_NONE, r->host[f] + i * r->cells, got,
-                         r->cells, r->cells, &res->worst[f], &res->misses[f]);
+                nw_check(&o->bound[f], recorded ? recorded + f * r->count + i : NULL,
+                         o->path == NW_NONE, r->host[f] + i * r->cells, got, r->cells,
+                         r->cells, &res->worst[f], &res->misses[f]);
             H5Sclose(fs);
             H5Sclose(ms);
         }
@@ -158,5 +190,6 @@ int nw_native_inspect(const nw_opts *o, const nw_rank *r, hid_t fapl, nw_result 
     if (file >= 0)
         H5Fclose(file);
     free(got);
+    free(recorded);
     return bad ? -1 : 0;
 }

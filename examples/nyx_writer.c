@@ -10,8 +10,10 @@
  * direct compresses on the GPU and stores finished chunks (nyx_native.c says how). --layout
  * amrex writes AMReX's plotfile layout (nyx_amrex.c) in 1-D chunks of C elements (default
  * 1024, AMReX's HDF5_CHUNK_SIZE). --bound sets a field's bound in AMReX's MODE@VALUE style
- * (MODE ABS, REL or PWREL; FIELD a field name, or "all"; the AMReX layout has one bound, for
- * "data"); the default is REL@1e-3. --verify reads everything back and checks every value.
+ * (MODE ABS, REL or PWREL, or RATIO with the target ratio as VALUE, each chunk keeping the bound
+ * it chose; FIELD a field name, or "all"; the AMReX layout has one bound, for "data"); the
+ * default is REL@1e-3. --verify reads everything back and checks every value (under RATIO,
+ * against the bound its chunk's header records).
  * Rank 0 prints per field the ratio and, with --verify, the largest error / bound, then the
  * aggregate write speed: the six fields' bytes over the time from the state in GPU memory to
  * the file closed, copies off the GPU included. Several paths (--path none,filter,direct) are
@@ -29,7 +31,7 @@
 #endif
 
 static const char *const path_names[] = {"none", "filter", "direct"};
-static const char *const mode_names[] = {"ABS", "REL", "PWREL"};
+static const char *const mode_names[] = {"ABS", "REL", "PWREL", "RATIO"};
 
 static int usage(int rank, const char *why)
 {
@@ -49,13 +51,14 @@ static int parse_bound(nw_opts *o, const char *arg)
     size_t flen = (size_t)(eq - arg);
     nw_bound b;
     int m = -1;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if ((size_t)(at - eq - 1) == strlen(mode_names[i]) &&
             strncasecmp(eq + 1, mode_names[i], strlen(mode_names[i])) == 0)
             m = i;
     char *end;
     b.eb = strtod(at + 1, &end);
-    if (m < 0 || *end || !(b.eb >= 0) || b.eb > 1e300)
+    if (m < 0 || *end || !(b.eb >= 0) || b.eb > 1e300 ||
+        (m == H5ZGPU_MODE_RATIO && !(b.eb > 1 && b.eb <= 1e6)))
         return -1;
     b.mode = (h5zgpu_mode)m;
     int hit = 0;
@@ -122,8 +125,9 @@ static int parse(int argc, char **argv, int rank, nw_opts *o)
         } else if (!strcmp(a, "--bound")) {
             if (parse_bound(o, v))
                 return usage(rank, o->amrex ? "--bound is data=MODE@VALUE in the AMReX layout"
-                                            : "--bound is FIELD=MODE@VALUE (MODE ABS, REL or "
-                                              "PWREL; FIELD a field name or all)");
+                                            : "--bound is FIELD=MODE@VALUE (MODE ABS, REL, "
+                                              "PWREL or RATIO, whose target is above 1 and at "
+                                              "most 1e6; FIELD a field name or all)");
         } else {
             return usage(rank, "unknown option");
         }

@@ -67,9 +67,16 @@ int nw_compress_boxes(const nw_rank *r, const h5zgpu_params *p, int f, void **bl
                       size_t *len);
 
 /* Checks got (n values) against want under bound b (REL: ranges over groups of `group`
- * consecutive values, the chunks), folding the worst error / bound and the misses into res. */
-void nw_check(const nw_bound *b, int exact, const float *want, const float *got, size_t n,
-              size_t group, double *worst, size_t *misses);
+ * consecutive values, the chunks; RATIO: group g's own bound recorded[g]), folding the worst
+ * error / bound and the misses into res. */
+void nw_check(const nw_bound *b, const nw_bound *recorded, int exact, const float *want,
+              const float *got, size_t n, size_t group, double *worst, size_t *misses);
+
+/* The bounds that the count chunks of dataset `name` in file `path` at offsets (rank numbers
+ * each) record in their headers, as ABS bounds (0: stored exactly), read with H5Dread_chunk on
+ * the file opened serially. 0 on success. */
+int nw_recorded_bounds(const char *path, const char *name, int rank, const hsize_t *offsets,
+                       size_t count, nw_bound *out);
 
 /* The dataset creation properties of a field written by path p: chunk dims, and filter 33900
  * with bound b unless p is NW_NONE; fill time NEVER for the AMReX layout (as AMReX sets). */

@@ -21,6 +21,9 @@ done
 for p in none filter; do
   run "amrex_$p.h5" --layout amrex --path "$p"
 done
+# fixed ratio: --verify holds every value to the bound its chunk's header records
+run native_ratio.h5 --path filter,direct --bound all=RATIO@10
+run amrex_ratio.h5 --layout amrex --path filter --bound data=RATIO@5
 
 alone() { env -i PATH="$PATH" HDF5_PLUGIN_PATH="$plugins" "$@"; }
 for f in native_filter.h5:/native_fields/velocity_x native_direct.h5:/native_fields/temperature \
@@ -82,6 +85,17 @@ with h5py.File(f"{work}/amrex_none.h5", "r") as raw, \
     if offsets[-1] != want.size:
         print(f"data:offsets=0 ends at {offsets[-1]}, the data holds {want.size}")
         bad += 1
+# the fixed-ratio files: each dataset's ratio near its target (chunks land within a few
+# percent; 64^3 fields in 32^3 boxes)
+for file, group, names, target in (("native_ratio.h5", "native_fields", FIELDS, 10.0),
+                                   ("amrex_ratio.h5", "level_0", ["data:datatype=0"], 5.0)):
+    with h5py.File(f"{work}/{file}", "r") as f:
+        for name in names:
+            d = f[group][name]
+            ratio = d.size * d.dtype.itemsize / d.id.get_storage_size()
+            print(f"{file} {name}: ratio {ratio:.2f}, target {target}")
+            if abs(ratio / target - 1) > 0.1:
+                bad += 1
 sys.exit(1 if bad else 0)
 PY
 echo "nyx_writer_test: passed"
