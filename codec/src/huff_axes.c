@@ -55,19 +55,25 @@ static void cost_task(void *ctx, uint64_t k)
     const unsigned ext[3] = {T.ez, T.ey, T.ex};
     const uint64_t stride[3] = {(uint64_t)T.ey * T.ex, T.ex, 1};
     unsigned long long cost[3] = {0}, terms[3] = {0};
-    for (unsigned z = 0, e = 0; z < T.ez; z++)
-        for (unsigned y = 0; y < T.ey; y++)
-            for (unsigned x = 0; x < T.ex; x++, e++) {
-                const unsigned c[3] = {z, y, x};
-                for (unsigned a = 0; a < 3; a++) {
-                    if (!(c[a] & 1u) || c[a] < 3 || c[a] + 3 >= ext[a])
-                        continue;
-                    const uint64_t s = stride[a];
+    for (unsigned a = 0; a < 3; a++) {
+        /* along axis a the odd coordinates from 3 whose +3 neighbour is in the tile; along
+         * the others every coordinate */
+        unsigned lo[3] = {0, 0, 0}, hi[3] = {ext[0], ext[1], ext[2]}, step[3] = {1, 1, 1};
+        lo[a] = 3;
+        hi[a] = ext[a] > 3 ? ext[a] - 3 : 0;
+        step[a] = 2;
+        const uint64_t s = stride[a];
+        for (unsigned z = lo[0]; z < hi[0]; z += step[0])
+            for (unsigned y = lo[1]; y < hi[1]; y += step[1]) {
+                const uint64_t row = z * stride[0] + y * stride[1];
+                for (unsigned x = lo[2]; x < hi[2]; x += step[2]) {
+                    const uint64_t e = row + x;
                     terms[a]++;
                     cost[a] += hf_axes_term(arg[e - 3 * s], arg[e - s], arg[e], arg[e + s],
                                             arg[e + 3 * s]);
                 }
             }
+    }
     free(arg);
     for (unsigned a = 0; a < 3; a++) {
         __atomic_fetch_add(&C->cost[a], cost[a], __ATOMIC_RELAXED);
@@ -87,19 +93,37 @@ unsigned hf_axes_pick_cpu(const hf_geom *g, const qz_quant *Q, const void *in,
     return g->dim == 3 && !Q->pwrel ? hf_axes_choose(C.cost, C.terms) : 0;
 }
 
-/* Plane z of the coded array: gathered from the chunk, or scattered back. */
+/* One row of a plane copy: n elements of esize bytes from src (stride sstep elements) to dst
+ * (stride dstep), typed so that each element is one move. */
+static void copy_row(uint8_t *dst, uint64_t dstep, const uint8_t *src, uint64_t sstep,
+                     uint64_t n, size_t esize)
+{
+    if (esize == 4) {
+        for (uint64_t x = 0; x < n; x++)
+            memcpy(dst + 4 * x * dstep, src + 4 * x * sstep, 4);
+    } else {
+        for (uint64_t x = 0; x < n; x++)
+            memcpy(dst + 8 * x * dstep, src + 8 * x * sstep, 8);
+    }
+}
+
+/* Plane z of the coded array: gathered from the chunk, or scattered back, a row at a time
+ * (the coded row's elements lie a fixed stride apart in the chunk). */
 static void copy_task(void *ctx, uint64_t z)
 {
     const axes_run *C = ctx;
     hf_geom cg;
     hf_axes_geom(C->g, C->axes, &cg);
-    const uint64_t plane = z * cg.ny * cg.nx;
-    for (uint64_t y = 0, k = plane; y < cg.ny; y++)
-        for (uint64_t x = 0; x < cg.nx; x++, k++) {
-            const uint64_t i = hf_axes_source(C->g, C->axes, z, y, x);
-            const uint64_t from = C->gather ? i : k, to = C->gather ? k : i;
-            memcpy(C->dst + to * C->esize, C->src + from * C->esize, C->esize);
-        }
+    const uint64_t step = cg.nx > 1 ? hf_axes_source(C->g, C->axes, z, 0, 1) -
+                                          hf_axes_source(C->g, C->axes, z, 0, 0)
+                                    : 1;
+    for (uint64_t y = 0; y < cg.ny; y++) {
+        const uint64_t k = (z * cg.ny + y) * cg.nx, i = hf_axes_source(C->g, C->axes, z, y, 0);
+        if (C->gather)
+            copy_row(C->dst + k * C->esize, 1, C->src + i * C->esize, step, cg.nx, C->esize);
+        else
+            copy_row(C->dst + i * C->esize, step, C->src + k * C->esize, 1, cg.nx, C->esize);
+    }
 }
 
 static void copy(const hf_geom *g, unsigned axes, size_t esize, const void *src, void *dst,

@@ -72,16 +72,45 @@ static void quantise_tile(hf_enc *E, uint64_t t, hf_tile *T)
     hf_tile_at(g, t, T);
     int32_t *p = E->p + T->start;
     uint8_t *kind = E->kind + T->start;
-    const uint64_t tn = (uint64_t)T->ez * T->ey * T->ex;
-    for (uint64_t e = 0; e < tn; e++) {
-        uint64_t bits;
-        double v = hz_element(E->in, E->Q->is_f32, hf_tile_index(g, T, e), &bits);
-        p[e] = 0;
-        if (qz_is_fill(E->Q, bits))
-            kind[e] = 1;
-        else
-            kind[e] = hf_dq_code(E->Q, v, &p[e]) ? 0 : 2; /* 2: verbatim; predicts as 0 */
+    uint64_t e = 0;
+    for (unsigned z = 0; z < T->ez; z++)
+        for (unsigned y = 0; y < T->ey; y++) {
+            const uint64_t row = ((T->z0 + z) * g->ny + T->y0 + y) * g->nx + T->x0;
+            for (unsigned x = 0; x < T->ex; x++, e++) {
+                uint64_t bits;
+                double v = hz_element(E->in, E->Q->is_f32, row + x, &bits);
+                p[e] = 0;
+                if (qz_is_fill(E->Q, bits))
+                    kind[e] = 1;
+                else
+                    kind[e] = hf_dq_code(E->Q, v, &p[e]) ? 0 : 2; /* 2: verbatim; as 0 */
+            }
+        }
+}
+
+/* The Lorenzo costs of a tile row whose neighbours above (y - 1) and, for order 3, behind
+ * (z - 1) are in the tile, from x = 1 on: hf_lorenzo's sums with every term present, order o's
+ * delta being order o - 1's less the same of the row above (order 2) or plane behind (3). */
+static void row_costs(const int32_t *p, uint64_t e, unsigned ex, uint64_t up, uint64_t back,
+                      unsigned dim, uint64_t *cost)
+{
+    uint64_t c1 = 0, c2 = 0, c3 = 0;
+    for (unsigned x = 1; x < ex; x++) {
+        const uint64_t i = e + x;
+        const int64_t d1 = (int64_t)p[i] - p[i - 1];
+        const int64_t u1 = (int64_t)p[i - up] - p[i - up - 1];
+        const int64_t d2 = d1 - u1;
+        c1 += hz_bitlen(hz_zigzag(d1));
+        c2 += hz_bitlen(hz_zigzag(d2));
+        if (dim == 3) {
+            const int64_t b1 = (int64_t)p[i - back] - p[i - back - 1];
+            const int64_t b2 = b1 - ((int64_t)p[i - back - up] - p[i - back - up - 1]);
+            c3 += hz_bitlen(hz_zigzag(d2 - b2));
+        }
     }
+    cost[1] += c1;
+    cost[2] += c2;
+    cost[3] += c3;
 }
 
 /* Quantises the tile of sample run k (hf_sample_tile) and its cost under each Lorenzo order
@@ -101,10 +130,16 @@ static void sample_task(void *ctx, uint64_t k)
     cost[0] = (uint64_t)T.ez * T.ey * T.ex; /* the elements the costs count */
     uint64_t e = 0;
     for (unsigned z = 0; z < T.ez; z++)
-        for (unsigned y = 0; y < T.ey; y++)
-            for (unsigned x = 0; x < T.ex; x++, e++)
+        for (unsigned y = 0; y < T.ey; y++, e += T.ex) {
+            /* rows with every neighbour in the tile: all but their first element at once */
+            const int inside = y > 0 && (z > 0 || g->dim < 3) && g->dim >= 2;
+            for (unsigned x = 0; x < (inside ? 1u : T.ex); x++)
                 for (unsigned o = 1; o <= g->dim; o++)
-                    cost[o] += hz_bitlen(hz_zigzag(hf_lorenzo(p, o, T.ey, T.ex, z, y, x, e)));
+                    cost[o] += hz_bitlen(
+                        hz_zigzag(hf_lorenzo(p, o, T.ey, T.ex, z, y, x, e + x)));
+            if (inside)
+                row_costs(p, e, T.ex, T.ex, (uint64_t)T.ey * T.ex, g->dim, cost);
+        }
 }
 
 /* Quantises tile t when the sample left it: a Lorenzo order needs every tile's codes. */

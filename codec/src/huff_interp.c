@@ -23,14 +23,36 @@ typedef struct ip_run {
     int bad;                /* decoder */
 } ip_run;
 
-/* The prediction of the element at chunk coordinates c, raster index i, in pass C->P. */
-static int32_t predict_at(const ip_run *C, const uint64_t c[3], uint64_t i)
+/* A row of the current pass (z and y fixed): its first element's raster index and the step
+ * between elements, and what the prediction needs: the axis, the neighbours' distance s in
+ * the raster, and their reach (the same along the row unless the pass runs along x). */
+typedef struct ip_row {
+    uint64_t c[3], i0, di, s, h, na;
+    unsigned a, reach;
+} ip_row;
+
+static void row_at(const ip_run *C, uint64_t r, ip_row *R)
 {
     const hf_geom *g = C->g;
+    const hf_ip_pass *P = &C->P;
     const uint64_t n[3] = {g->nz, g->ny, g->nx}, stride[3] = {g->ny * g->nx, g->nx, 1};
-    const unsigned a = C->P.axis;
-    const uint64_t h = C->P.h, s = h * stride[a];
-    const unsigned reach = hf_ip_reach(c[a], h, n[a]);
+    R->c[0] = P->first[0] + r / P->cnt[1] * P->step[0];
+    R->c[1] = P->first[1] + r % P->cnt[1] * P->step[1];
+    R->c[2] = P->first[2];
+    R->i0 = (R->c[0] * g->ny + R->c[1]) * g->nx + R->c[2];
+    R->di = P->step[2];
+    R->a = P->axis;
+    R->h = P->h;
+    R->na = n[R->a];
+    R->s = P->h * stride[R->a];
+    R->reach = R->a == 2 ? 0u : hf_ip_reach(R->c[R->a], R->h, R->na);
+}
+
+/* The prediction of the row's element at column x, raster index i. */
+static inline int32_t predict_at(const ip_run *C, const ip_row *R, uint64_t x, uint64_t i)
+{
+    const unsigned reach = R->a == 2 ? hf_ip_reach(x, R->h, R->na) : R->reach;
+    const uint64_t s = R->s;
     const int32_t *u = C->u;
     return hf_ip_predict(reach, reach & HF_IP_M3 ? u[i - 3 * s] : 0, u[i - s],
                          reach & HF_IP_P1 ? u[i + s] : 0, reach & HF_IP_P3 ? u[i + 3 * s] : 0);
@@ -53,7 +75,7 @@ static void cursor_row(ip_cursor *K, const hf_geom *g, uint64_t z, uint64_t y)
 }
 
 /* The tile-major position of the element at column x of the row. */
-static uint64_t cursor_pos(ip_cursor *K, uint64_t x)
+static inline uint64_t cursor_pos(ip_cursor *K, uint64_t x)
 {
     if (x < K->x0 || x >= K->x1) {
         const hf_geom *g = K->g;
@@ -90,30 +112,17 @@ static uint64_t code_element(ip_run *C, uint64_t pos, int sampled, uint64_t i, i
                                           : 0);
 }
 
-/* Row r (z and y indices into the pass's elements) of the current pass. */
-static void row_coords(const hf_ip_pass *P, uint64_t r, uint64_t c[3])
-{
-    c[0] = P->first[0] + r / P->cnt[1] * P->step[0];
-    c[1] = P->first[1] + r % P->cnt[1] * P->step[1];
-}
-
-static uint64_t raster(const hf_geom *g, const uint64_t c[3])
-{
-    return (c[0] * g->ny + c[1]) * g->nx + c[2];
-}
-
 static void pass_enc_task(void *ctx, uint64_t r)
 {
     ip_run *C = ctx;
-    const hf_ip_pass *P = &C->P;
-    uint64_t c[3], cost = 0;
+    uint64_t cost = 0;
+    ip_row R;
     ip_cursor K;
-    row_coords(P, r, c);
-    cursor_row(&K, C->g, c[0], c[1]);
-    for (uint64_t ix = 0; ix < P->cnt[2]; ix++) {
-        c[2] = P->first[2] + ix * P->step[2];
-        uint64_t i = raster(C->g, c), pos = cursor_pos(&K, c[2]);
-        cost += code_element(C, pos, K.sampled, i, predict_at(C, c, i));
+    row_at(C, r, &R);
+    cursor_row(&K, C->g, R.c[0], R.c[1]);
+    for (uint64_t ix = 0, x = R.c[2], i = R.i0; ix < C->P.cnt[2]; ix++, x += R.di, i += R.di) {
+        const uint64_t pos = cursor_pos(&K, x);
+        cost += code_element(C, pos, K.sampled, i, predict_at(C, &R, x, i));
     }
     __atomic_fetch_add(&C->cost, cost, __ATOMIC_RELAXED);
 }
@@ -158,16 +167,12 @@ static void decode_element(ip_run *C, uint64_t pos, uint64_t i, int32_t pred)
 static void pass_dec_task(void *ctx, uint64_t r)
 {
     ip_run *C = ctx;
-    const hf_ip_pass *P = &C->P;
-    uint64_t c[3];
+    ip_row R;
     ip_cursor K;
-    row_coords(P, r, c);
-    cursor_row(&K, C->g, c[0], c[1]);
-    for (uint64_t ix = 0; ix < P->cnt[2]; ix++) {
-        c[2] = P->first[2] + ix * P->step[2];
-        uint64_t i = raster(C->g, c);
-        decode_element(C, cursor_pos(&K, c[2]), i, predict_at(C, c, i));
-    }
+    row_at(C, r, &R);
+    cursor_row(&K, C->g, R.c[0], R.c[1]);
+    for (uint64_t ix = 0, x = R.c[2], i = R.i0; ix < C->P.cnt[2]; ix++, x += R.di, i += R.di)
+        decode_element(C, cursor_pos(&K, x), i, predict_at(C, &R, x, i));
 }
 
 h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const qz_quant *Q, const int32_t *delta,

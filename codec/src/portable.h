@@ -84,12 +84,11 @@ HZ_HD int64_t hz_unzigzag(uint64_t u)
 /* Bits needed to write v: 0 for 0. */
 HZ_HD unsigned hz_bitlen(uint64_t v)
 {
-    unsigned n = 0;
-    while (v) {
-        n++;
-        v >>= 1;
-    }
-    return n;
+#ifdef __CUDA_ARCH__
+    return 64u - (unsigned)__clzll((long long)v);   /* __clzll(0) is 64 */
+#else
+    return v ? 64u - (unsigned)__builtin_clzll(v) : 0u;
+#endif
 }
 
 /* Little-endian stores and loads, byte by byte so alignment never matters. */
