@@ -216,8 +216,8 @@ h5zgpu_status hzc_huff_decode(const hf_geom *g0, const hzc_decode_args *a, uint3
     const void *d_in;
     void *d_out, *d_coded;
     /* the head: the fixed part and a codebook, or the ANS form's tables (up to 61 KiB) */
-    uint8_t *head = (uint8_t *)malloc(HF_HEAD_MAX);
-    hf_ans_tabs *A = (hf_ans_tabs *)malloc(sizeof *A);
+    uint8_t *head;
+    hf_ans_tabs *A;
     const unsigned esize = is_f32 ? 4u : 8u;
     const uint64_t raw = g0->n * esize, nhead = len < HF_HEAD_MAX ? len : HF_HEAD_MAX;
     const uint64_t htab = 4ull * HF_ANS_TABLES * 2 * HF_RADIUS_MAX;   /* the larger use */
@@ -231,15 +231,15 @@ h5zgpu_status hzc_huff_decode(const hf_geom *g0, const hzc_decode_args *a, uint3
         goto done;
     hzc_ws *w;
     w = c.ws;
-    if (!head || !A) {
-        st = hz_fail(H5ZGPU_E_NOMEM, "no host memory for a Huffman payload's head");
-        goto done;
-    }
-    /* pinned and kept with the workspace: the upload below is asynchronous, and the next call
+    /* pinned and kept with the workspace (a call's host allocations of a quarter MiB cost
+     * more than decoding a small chunk): the upload below is asynchronous, and the next call
      * on this workspace comes after this one's last synchronisation */
-    if ((st = hzc_buf_need(&w->htab, htab, 1)) != H5ZGPU_OK)
+    if ((st = hzc_buf_need(&w->htab, htab, 1)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->hhead, words8(HF_HEAD_MAX) + sizeof *A, 1)) != H5ZGPU_OK)
         goto done;
     table = (uint16_t *)w->htab.p;
+    head = (uint8_t *)w->hhead.p;
+    A = (hf_ans_tabs *)(head + words8(HF_HEAD_MAX));
     if (a->in_dev) {
         CK(cudaMemcpyAsync(head, a->in, nhead, cudaMemcpyDeviceToHost, c.s),
            "download of the payload's head");
@@ -297,7 +297,5 @@ h5zgpu_status hzc_huff_decode(const hf_geom *g0, const hzc_decode_args *a, uint3
                                               "position is invalid)", sum);
 done:
     hzc_call_end(&c, st);
-    free(head);
-    free(A);
     return st;
 }

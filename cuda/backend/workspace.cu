@@ -142,6 +142,7 @@ static void ws_destroy(hzc_ws *w)
     buf_free(&w->part, 0);
     buf_free(&w->host, 1);
     buf_free(&w->htab, 1);
+    buf_free(&w->hhead, 1);
     if (w->sc) {
         cudaFree(w->sc);
         dev_unreserve(sizeof(hzc_scalars));

@@ -28,6 +28,8 @@ typedef struct hzc_ws {
                                                   the chunk with its axes permuted */
     hzc_buf host;                              /* pinned */
     hzc_buf htab;                              /* pinned: the Huffman decoder table */
+    hzc_buf hhead;                             /* pinned: a Huffman payload's head and the
+                                                  ANS tables parsed from it */
     hzc_scalars *sc;                           /* device */
     hzc_scalars *hsc;                          /* pinned */
     struct hzc_ws *next;
