@@ -170,14 +170,14 @@ cudaError_t hf_enc_launch_codebooks(const hf_enc_args &a, cudaStream_t s);
  * into sc->sum; nothing when plan->too_small. */
 cudaError_t hf_enc_launch_stream(const hf_enc_args &a, int sms, cudaStream_t s);
 
-/* ans.cu: the ANS form's counts, tables and sub-chunks from tok (before the stream's packing
- * reuses it), and the choice against plan->form by exact size; then (after the payload is
- * zeroed) its sections. */
+/* ans_encode.cu: the ANS form's counts, tables and sub-chunks from tok (before the stream's
+ * packing reuses it), and the choice against plan->form by exact size; then (after the payload
+ * is zeroed) its sections. */
 cudaError_t hf_ans_launch_encode(const hf_enc_args &a, int sms, cudaStream_t s);
 cudaError_t hf_ans_launch_place(const hf_enc_args &a, int sms, cudaStream_t s);
 
-/* ans.cu: the ANS form's stream -> delta (markers for fill and escape tokens), in place of
- * hf_dec_launch_stream. */
+/* ans_decode.cu: the ANS form's stream -> delta (markers for fill and escape tokens), in place
+ * of hf_dec_launch_stream. */
 cudaError_t hf_ans_launch_decode(const hf_dec_args &a, const hf_ans_dec &d, int sms,
                                  cudaStream_t s);
 

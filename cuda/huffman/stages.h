@@ -47,7 +47,7 @@ typedef struct hf_enc_plan {
     uint8_t len[HF_MAX_SYMS];              /* codebook.cu -> stream_encode.cu */
 } hf_enc_plan;
 
-/* Device state of the ANS form (ans.cu): the encoder's counts, then each table's tokens,
+/* Device state of the ANS form (ans_encode.cu): the encoder's counts, then each table's tokens,
  * nibbles and packed entries (frequency | cumulative << 16), and what the sub-chunks took. */
 typedef struct hf_ans_plan {
     unsigned ntab;
