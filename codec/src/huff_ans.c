@@ -199,53 +199,101 @@ void hf_ans_symbols(const hf_ans_tabs *A, uint16_t *sym)
                 sym[c * HF_ANS_M + s] = (uint16_t)t;
 }
 
-/* Sub-chunk s from its last element to its first; 0 on any inconsistency. */
-static int decode_sub(const ans_run *C, uint64_t s)
+/* A busy sub-chunk being decoded from its last element to its first: the words still unread
+ * (j), the state, the next element (i, down to i0), its walk and the context the element after
+ * it gave. */
+typedef struct ans_lane {
+    const uint8_t *w;
+    uint64_t j, i, i0;
+    uint32_t x;
+    unsigned nx;
+    hf_walk wk;
+    int ok;
+} ans_lane;
+
+/* Sub-chunk s: an idle one decoded whole (returns 0), or a busy one set up in *l (returns 1);
+ * l->ok = 0 on an inconsistency. */
+static int lane_start(const ans_run *C, uint64_t s, ans_lane *l)
 {
     const hf_geom *g = C->g;
-    const hf_ans_tabs *A = C->A;
     const uint64_t i0 = s * HF_ANS_SUB, i1 = i0 + HF_ANS_SUB < g->n ? i0 + HF_ANS_SUB : g->n;
-    const uint8_t *w = C->stream + 2 * C->woff[s];
     uint64_t j = C->woff[s + 1] - C->woff[s];
+    *l = (ans_lane){.w = C->stream + 2 * C->woff[s], .i = i1, .i0 = i0, .ok = 1};
     if (j == 0) {   /* the run token alone (a busy one has a state: hf_decode_cpu) */
-        if (!hf_lone_valid(C->L, C->L->run_token, C->has_fill))
-            return 0;
-        for (uint64_t i = i0; i < i1; i++)
+        l->ok = hf_lone_valid(C->L, C->L->run_token, C->has_fill);
+        for (uint64_t i = i0; l->ok && i < i1; i++)
             C->delta[i] = hf_token_delta(C->L->run_token);
-        return 1;
-    }
-    if (j < 2)
         return 0;
-    j -= 2;
-    uint32_t x = hz_get_u16(w + 2 * j) | hz_get_u16(w + 2 * j + 2) << 16;
-    if (x < HF_ANS_LOW)
-        return 0;
-    hf_walk wk;
-    hf_walk_at(g, &wk, i1 - 1);
-    unsigned nx = 0;   /* the context the element after gives */
-    for (uint64_t i = i1; i-- > i0; hf_walk_prev(g, &wk)) {
-        const unsigned b = hf_ans_table(hf_walk_class(&wk, C->pred), nx);
-        if (!A->m[b])
-            return 0;
-        const unsigned t = C->sym[b * HF_ANS_M + (x & (HF_ANS_M - 1u))];
-        x = hf_ans_take(x, A->freq[b][t], A->cum[b][t]);
-        nx = hf_ans_context(t);
-        if (x < HF_ANS_LOW) {
-            if (j == 0)
-                return 0;
-            x = x << 16 | hz_get_u16(w + 2 * --j);
-        }
-        if (!hf_lone_valid(C->L, t, C->has_fill))
-            return 0;
-        C->delta[i] = hf_token_delta(t);
     }
-    return j == 0 && x == HF_ANS_LOW;
+    if (j < 2) {
+        l->ok = 0;
+        return 0;
+    }
+    l->j = j - 2;
+    l->x = hz_get_u16(l->w + 2 * l->j) | hz_get_u16(l->w + 2 * l->j + 2) << 16;
+    l->ok = l->x >= HF_ANS_LOW;
+    if (l->ok)
+        hf_walk_at(g, &l->wk, i1 - 1);
+    return l->ok;
 }
 
-static void decode_task(void *ctx, uint64_t s)
+/* The lane's next element (l->i - 1, above l->i0 and l->ok set). */
+static inline void lane_step(const ans_run *C, ans_lane *l)
+{
+    const hf_ans_tabs *A = C->A;
+    const unsigned b = hf_ans_table(hf_walk_class(&l->wk, C->pred), l->nx);
+    if (!A->m[b]) {
+        l->ok = 0;
+        return;
+    }
+    const unsigned t = C->sym[b * HF_ANS_M + (l->x & (HF_ANS_M - 1u))];
+    l->x = hf_ans_take(l->x, A->freq[b][t], A->cum[b][t]);
+    l->nx = hf_ans_context(t);
+    if (l->x < HF_ANS_LOW) {
+        if (l->j == 0) {
+            l->ok = 0;
+            return;
+        }
+        l->x = l->x << 16 | hz_get_u16(l->w + 2 * --l->j);
+    }
+    if (!hf_lone_valid(C->L, t, C->has_fill)) {
+        l->ok = 0;
+        return;
+    }
+    C->delta[--l->i] = hf_token_delta(t);
+    if (l->i > l->i0)
+        hf_walk_prev(C->g, &l->wk);
+}
+
+/* The lane's remaining elements; whether the sub-chunk was consistent. */
+static int lane_finish(const ans_run *C, ans_lane *l)
+{
+    while (l->ok && l->i > l->i0)
+        lane_step(C, l);
+    return l->ok && l->j == 0 && l->x == HF_ANS_LOW;
+}
+
+/* Sub-chunks 2p and 2p + 1, their steps interleaved: each state's chain of dependent lookups
+ * leaves the core idle between its steps, which the other chain fills (the same deltas as one
+ * at a time). */
+static void decode_task(void *ctx, uint64_t p)
 {
     ans_run *C = ctx;
-    if (!decode_sub(C, s))
+    const uint64_t nsub = hf_ans_nsub(C->g->n);
+    ans_lane l[2];
+    int busy[2] = {0, 0}, ok = 1;
+    for (unsigned k = 0; k < 2 && 2 * p + k < nsub; k++) {
+        busy[k] = lane_start(C, 2 * p + k, &l[k]);
+        ok &= l[k].ok;
+    }
+    if (ok && busy[0] && busy[1])
+        while (l[0].ok && l[1].ok && l[0].i > l[0].i0 && l[1].i > l[1].i0) {
+            lane_step(C, &l[0]);
+            lane_step(C, &l[1]);
+        }
+    for (unsigned k = 0; k < 2 && ok; k++)
+        ok = !busy[k] || lane_finish(C, &l[k]);
+    if (!ok)
         __atomic_store_n(&C->bad, 1, __ATOMIC_RELAXED);
 }
 
@@ -255,6 +303,6 @@ int hf_ans_decode_cpu(const hf_geom *g, const hf_layout *L, const hf_ans_tabs *A
 {
     ans_run C = {.g = g, .A = A, .pred = L->order, .stream = stream, .woff = woff, .sym = sym,
                  .L = L, .has_fill = has_fill, .delta = delta};
-    hz_parallel_for(hf_ans_nsub(g->n), decode_task, &C);
+    hz_parallel_for((hf_ans_nsub(g->n) + 1) / 2, decode_task, &C);
     return !C.bad;
 }

@@ -107,23 +107,40 @@ static void copy_row(uint8_t *dst, uint64_t dstep, const uint8_t *src, uint64_t 
     }
 }
 
-/* Plane z of the coded array: gathered from the chunk, or scattered back, a row at a time
- * (the coded row's elements lie a fixed stride apart in the chunk). */
-static void copy_task(void *ctx, uint64_t z)
+/* Cubes of the copies' blocks: a block's rows, whatever the permutation, touch few cache lines
+ * on either side (a plane at a time, rows strided through the chunk missed on every element). */
+#define HF_AXES_BLOCK 8u
+
+/* Coded planes [HF_AXES_BLOCK zb, +HF_AXES_BLOCK) of the coded array: gathered from the chunk,
+ * or scattered back, a block at a time, a row of the block at a time (the coded row's elements
+ * lie a fixed stride apart in the chunk). */
+static void copy_task(void *ctx, uint64_t zb)
 {
     const axes_run *C = ctx;
+    const hf_geom *g = C->g;
     hf_geom cg;
-    hf_axes_geom(C->g, C->axes, &cg);
-    const uint64_t step = cg.nx > 1 ? hf_axes_source(C->g, C->axes, z, 0, 1) -
-                                          hf_axes_source(C->g, C->axes, z, 0, 0)
-                                    : 1;
-    for (uint64_t y = 0; y < cg.ny; y++) {
-        const uint64_t k = (z * cg.ny + y) * cg.nx, i = hf_axes_source(C->g, C->axes, z, y, 0);
-        if (C->gather)
-            copy_row(C->dst + k * C->esize, 1, C->src + i * C->esize, step, cg.nx, C->esize);
-        else
-            copy_row(C->dst + i * C->esize, step, C->src + k * C->esize, 1, cg.nx, C->esize);
-    }
+    hf_axes_geom(g, C->axes, &cg);
+    /* the chunk's strides along the coded axes (hf_axes_source is linear) */
+    const uint64_t s0 = hf_axes_source(g, C->axes, 1, 0, 0);
+    const uint64_t s1 = hf_axes_source(g, C->axes, 0, 1, 0);
+    const uint64_t s2 = hf_axes_source(g, C->axes, 0, 0, 1);
+    const uint64_t B = HF_AXES_BLOCK, z1 = zb * B + B < cg.nz ? zb * B + B : cg.nz;
+    for (uint64_t y0 = 0; y0 < cg.ny; y0 += B)
+        for (uint64_t x0 = 0; x0 < cg.nx; x0 += B) {
+            const uint64_t y1 = y0 + B < cg.ny ? y0 + B : cg.ny;
+            const uint64_t len = x0 + B < cg.nx ? B : cg.nx - x0;
+            for (uint64_t z = zb * B; z < z1; z++)
+                for (uint64_t y = y0; y < y1; y++) {
+                    const uint64_t k = (z * cg.ny + y) * cg.nx + x0;
+                    const uint64_t i = z * s0 + y * s1 + x0 * s2;
+                    if (C->gather)
+                        copy_row(C->dst + k * C->esize, 1, C->src + i * C->esize, s2, len,
+                                 C->esize);
+                    else
+                        copy_row(C->dst + i * C->esize, s2, C->src + k * C->esize, 1, len,
+                                 C->esize);
+                }
+        }
 }
 
 static void copy(const hf_geom *g, unsigned axes, size_t esize, const void *src, void *dst,
@@ -133,7 +150,7 @@ static void copy(const hf_geom *g, unsigned axes, size_t esize, const void *src,
     hf_axes_geom(g, axes, &cg);
     axes_run C = {.g = g, .axes = axes, .esize = esize, .src = src, .dst = dst,
                   .gather = gather};
-    hz_parallel_for(cg.nz, copy_task, &C);
+    hz_parallel_for((cg.nz + HF_AXES_BLOCK - 1) / HF_AXES_BLOCK, copy_task, &C);
 }
 
 void hf_axes_gather_cpu(const hf_geom *g, unsigned axes, size_t esize, const void *chunk,
