@@ -87,7 +87,8 @@ HZ_HD unsigned hz_bitlen(uint64_t v)
 #ifdef __CUDA_ARCH__
     return 64u - (unsigned)__clzll((long long)v);   /* __clzll(0) is 64 */
 #else
-    return v ? 64u - (unsigned)__builtin_clzll(v) : 0u;
+    /* without a branch: zero and non-zero deltas mix, and a mispredicted branch costs more */
+    return 64u - (unsigned)__builtin_clzll(v | 1u) - (v == 0);
 #endif
 }
 
