@@ -118,42 +118,71 @@ struct hf_ans_span {
     }
 };
 
-/* Token of slot `slot` in the table of packed entries fcb (m tokens) from its bucket's entry
- * bk: the last whose cumulative frequency is at most the slot, as the reference's slot table
- * holds it; its entry in *f. */
-__device__ __forceinline__ unsigned hf_ans_slot_token(const uint32_t *fcb, unsigned m,
-                                                      unsigned bk, unsigned slot, uint32_t *f)
+/* The decoder's tables in shared memory: a table's packed entries (frequency | cumulative
+ * << 16) at a stride of span + 1, those from its m-th on HF_ANS_STOP, whose cumulative exceeds
+ * every slot, so a slot's search needs no bound; then its buckets. */
+#define HF_ANS_STOP 0xFFFF0000u
+
+static inline unsigned hf_ans_dec_smem(unsigned ntab, unsigned span)
 {
-    unsigned t = bk & ~HF_ANS_PURE;
-    uint32_t e = fcb[t];
-    while (!(bk & HF_ANS_PURE) && t + 1 < m) {
-        const uint32_t up = fcb[t + 1];
-        if ((up >> 16) > slot)
-            break;
-        t++;
-        e = up;
-    }
-    *f = e;
-    return t;
+    static_assert(HF_ANS_TABLES * (2u * HF_RADIUS_MAX + 1u) * 4u +
+                          HF_ANS_TABLES * HF_ANS_BUCKETS * 2u <= HF_ANS_SMEM_MAX,
+                  "the decoder's tables fit the ANS kernels' shared memory limit");
+    return ntab * (span + 1u) * 4u + ntab * HF_ANS_BUCKETS * 2u;
 }
 
-/* A thread a sub-chunk, decode_sub of huff_ans.c: from the state at its end, each element from
- * the last to the first, the context the element after it gave; the tables and buckets in
- * shared memory, the next word read ahead. The warp's lanes go through their windows together,
- * last to first, each into its row of row_s, and the warp stores the rows whole. */
+/* One element of a busy sub-chunk, from the last to the first (decode_sub of huff_ans.c):
+ * the token of the state's slot in table b, the state taken back and renormalised from the
+ * word read ahead. A bucket gives the token of its first slot, the search goes on past it
+ * only where the bucket is not pure; a table that codes nothing (its entries all
+ * HF_ANS_STOP) or a word missing sets *bad, and the decoding goes on within bounds. */
+struct hf_ans_state {
+    uint32_t x, ahead;
+    int j;   /* ahead is word j of the sub-chunk; -1 when none is left */
+    const uint16_t *w;
+    __device__ __forceinline__ unsigned take(const uint32_t *fc_s, const uint16_t *bk_s,
+                                             unsigned stride, unsigned b, bool *bad)
+    {
+        const unsigned slot = x & (HF_ANS_M - 1u);
+        const unsigned bk =
+            bk_s[b * HF_ANS_BUCKETS + (slot >> (HF_ANS_BITS - HF_ANS_BUCKET_BITS))];
+        const uint32_t *fcb = fc_s + b * stride;
+        unsigned t = bk & ~HF_ANS_PURE;
+        uint32_t en = fcb[t];
+        if (!(bk & HF_ANS_PURE))
+            for (uint32_t up = fcb[t + 1]; (up >> 16) <= slot; up = fcb[t + 1]) {
+                t++;
+                en = up;
+            }
+        const uint32_t f = en & 0xFFFFu, cum = en >> 16;
+        *bad |= slot - cum >= f;   /* a table with no tokens */
+        x = f * (x >> HF_ANS_BITS) + slot - cum;
+        if (x < HF_ANS_LOW) {
+            *bad |= j < 0;
+            x = x << 16 | ahead;
+            j = j > 0 ? j - 1 : -1;
+            ahead = w[j > 0 ? j : 0];
+        }
+        return t;
+    }
+};
+
+/* A thread a sub-chunk: from the state at its end, each element from the last to the first,
+ * the context the element after it gave; tables and buckets in shared memory. The warp's
+ * lanes go through their windows together, last to first, each into its row of row_s, and
+ * the warp stores the rows whole. */
 __global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_decode_kernel(const hf_dec_args a,
                                                                        const hf_ans_dec d)
 {
     extern __shared__ uint32_t fc_s[];
     __shared__ int32_t row_s[HF_ANS_WARPS][32][HF_ANS_WIN + 1];
-    __shared__ unsigned m_s[HF_ANS_TABLES];
-    uint16_t *bk_s = (uint16_t *)(fc_s + d.ntab * d.span);
-    for (unsigned k = threadIdx.x; k < d.ntab * d.span; k += blockDim.x)
-        fc_s[k] = d.fc[k];
+    const unsigned stride = d.span + 1u;
+    uint16_t *bk_s = (uint16_t *)(fc_s + d.ntab * stride);
+    for (unsigned b = 0; b < d.ntab; b++)
+        for (unsigned t = threadIdx.x; t < stride; t += blockDim.x)
+            fc_s[b * stride + t] = t < d.m[b] ? d.fc[(uint64_t)b * d.span + t] : HF_ANS_STOP;
     for (unsigned k = threadIdx.x; k < d.ntab * HF_ANS_BUCKETS; k += blockDim.x)
         bk_s[k] = d.bucket[k];
-    if (threadIdx.x < HF_ANS_TABLES)
-        m_s[threadIdx.x] = threadIdx.x < d.ntab ? d.m[threadIdx.x] : 0u;
     __syncthreads();
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const uint64_t nsub = hf_ans_nsub(a.g.n);
@@ -161,24 +190,23 @@ __global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_decode_kernel(const hf_
         return;   /* grid- and warp-uniform */
     const hf_layout &L = a.L;
     const hf_ans_span sp(blockIdx.x * (uint64_t)blockDim.x + threadIdx.x, a.g.n);
-    const int has_fill = a.Q.has_fill;
-    const bool mine = sp.s < nsub;
-    uint64_t j = mine ? d.woff[sp.s + 1] - d.woff[sp.s] : 0;
-    const bool idle = j == 0;
-    bool ok = !idle || hf_lone_valid(&L, L.run_token, has_fill);
+    const bool no_fill = !a.Q.has_fill, mine = sp.s < nsub;
+    const int nw = mine ? (int)(d.woff[sp.s + 1] - d.woff[sp.s]) : 0;
+    const bool idle = nw == 0;
+    bool bad = idle && !hf_lone_valid(&L, L.run_token, !no_fill);
     const int32_t idle_delta = hf_token_delta(L.run_token);
     /* the stream starts 4-aligned in the 4-aligned payload */
-    const uint16_t *w = (const uint16_t *)(a.in + L.off_stream) + (mine ? d.woff[sp.s] : 0);
-    uint32_t x = HF_ANS_LOW, ahead = 0;   /* ahead: word j - 1, the next one renormalising reads */
+    hf_ans_state st = {HF_ANS_LOW, 0u, 0,
+                       (const uint16_t *)(a.in + L.off_stream) + (mine ? d.woff[sp.s] : 0)};
     hf_walk wk;
     hf_ans_cls cls;
     unsigned e = 0;   /* the element's index in its tile, where fast */
     bool fast = false;
     if (!idle) {
-        j -= 2;
-        x = w[j] | (uint32_t)w[j + 1] << 16;
-        ahead = j > 0 ? w[j - 1] : 0u;
-        ok = x >= HF_ANS_LOW;
+        st.x = st.w[nw - 2] | (uint32_t)st.w[nw - 1] << 16;
+        st.j = nw - 3;   /* ahead is word nw - 3, or word 0 where there is none */
+        st.ahead = st.w[st.j > 0 ? st.j : 0];
+        bad = st.x < HF_ANS_LOW;
         fast = hf_ans_sub_cls(a.g, L.order, sp.i0, (unsigned)(sp.i1 - sp.i0), &cls, &e);
         e += (unsigned)(sp.i1 - sp.i0) - 1;
         if (!fast)
@@ -191,37 +219,23 @@ __global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_decode_kernel(const hf_
         const bool live = it < nwin;
         const uint64_t base = sp.i0 + (uint64_t)(nwin - 1 - it) * HF_ANS_WIN;
         const unsigned cnt = live ? (unsigned)min((uint64_t)HF_ANS_WIN, sp.i1 - base) : 0u;
-        for (unsigned r = cnt; r-- > 0;) {
-            int32_t v = idle_delta;
-            if (!idle && ok) {
-                const unsigned c = fast ? cls.of(e--) : hf_walk_class(&wk, L.order);
-                const unsigned b = hf_ans_table(c, nx), mb = m_s[b];
-                if (!mb) {
-                    ok = false;
+        if (idle) {
+            for (unsigned r = 0; r < cnt; r++)
+                row_s[warp][lane][r] = idle_delta;
+        } else {
+            for (unsigned r = cnt; r-- > 0;) {
+                unsigned c;
+                if (fast) {
+                    c = cls.of(e--);
                 } else {
-                    const unsigned slot = x & (HF_ANS_M - 1u);
-                    uint32_t f;
-                    const unsigned t = hf_ans_slot_token(
-                        fc_s + b * d.span, mb,
-                        bk_s[b * HF_ANS_BUCKETS + (slot >> (HF_ANS_BITS - HF_ANS_BUCKET_BITS))],
-                        slot, &f);
-                    x = hf_ans_take(x, f & 0xFFFFu, f >> 16);
-                    if (x < HF_ANS_LOW) {
-                        ok = j > 0;
-                        if (ok) {
-                            x = x << 16 | ahead;
-                            j--;
-                            ahead = j > 0 ? w[j - 1] : 0u;
-                        }
-                    }
-                    ok = ok && hf_lone_valid(&L, t, has_fill);
-                    v = hf_token_delta(t);
-                    nx = hf_ans_context(t);
-                }
-                if (!fast)
+                    c = hf_walk_class(&wk, L.order);
                     hf_walk_prev(&a.g, &wk);
+                }
+                const unsigned t = st.take(fc_s, bk_s, stride, hf_ans_table(c, nx), &bad);
+                bad |= no_fill && t == HF_TOK_FILL;
+                nx = hf_ans_context(t);
+                row_s[warp][lane][r] = hf_token_delta(t);
             }
-            row_s[warp][lane][r] = v;
         }
         __syncwarp();
         for (unsigned r = 0; r < 32; r++) {   /* row r: lane r's window, stored whole */
@@ -232,15 +246,15 @@ __global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_decode_kernel(const hf_
         }
         __syncwarp();
     }
-    ok = ok && (idle || (j == 0 && x == HF_ANS_LOW));
-    if (mine && !ok)
+    bad |= !idle && (st.j != -1 || st.x != HF_ANS_LOW);
+    if (mine && bad)
         atomicOr(&a.sc->corrupt, 1u);
 }
 
 cudaError_t hf_ans_launch_decode(const hf_dec_args &a, const hf_ans_dec &d, int sms,
                                  cudaStream_t s)
 {
-    const unsigned smem = d.ntab * d.span * 4u + d.ntab * HF_ANS_BUCKETS * 2u;
+    const unsigned smem = hf_ans_dec_smem(d.ntab, d.span);
     cudaError_t e = cudaFuncSetAttribute(hf_ans_decode_kernel,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          HF_ANS_SMEM_MAX);

@@ -172,11 +172,29 @@ __global__ void __launch_bounds__(HF_ANS_TABLES * 32) hf_ans_norm_kernel(const h
 
 /* The packed tables of the plan into shared memory. */
 __device__ __forceinline__ void hf_ans_load_tables(const hf_ans_plan *A, unsigned span,
-                                                   uint32_t *fc_s)
+                                                   uint32_t *fc_s, uint32_t *rcp_s)
 {
-    for (unsigned k = threadIdx.x; k < A->ntab * span; k += blockDim.x)
-        fc_s[k] = k % span < A->m[k / span] ? A->fc[k / span][k % span] : 0u;
+    for (unsigned b = 0; b < A->ntab; b++)
+        for (unsigned t = threadIdx.x; t < span; t += blockDim.x) {
+            const uint32_t en = t < A->m[b] ? A->fc[b][t] : 0u, f = en & 0xFFFFu;
+            fc_s[b * span + t] = en;
+            rcp_s[b * span + t] = f ? 0xFFFFFFFFu / f : 0u;
+        }
     __syncthreads();
+}
+
+/* hf_ans_code with the quotient from rcp = floor((2^32 - 1) / f): umulhi(x, rcp) is
+ * floor(x / f) or one less (x < 2^32), so one correction makes it exact, and the division
+ * leaves the chain of dependent steps a sub-chunk's coding is. */
+__device__ __forceinline__ uint32_t hf_ans_code_rcp(uint32_t x, uint32_t f, uint32_t c,
+                                                    uint32_t rcp)
+{
+    uint32_t q = __umulhi(x, rcp), r = x - q * f;
+    if (r >= f) {
+        q++;
+        r -= f;
+    }
+    return (q << HF_ANS_BITS) + r + c;
 }
 
 /* A thread's words into its scratch row, eight at a time (one 16-byte store). */
@@ -239,7 +257,8 @@ __global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_encode_kernel(const hf_
     const hf_ans_plan *A = a.b.ans;
     const hf_enc_plan *P = a.b.plan;
     const unsigned span = 2 * a.R, pred = P->pred;
-    hf_ans_load_tables(A, span, fc_s);
+    uint32_t *rcp_s = fc_s + A->ntab * span;
+    hf_ans_load_tables(A, span, fc_s, rcp_s);
     const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
     if (s >= hf_ans_nsub(a.g.n))
         return;
@@ -268,13 +287,13 @@ __global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_encode_kernel(const hf_
             const unsigned t = hf_tok_of(cur, nxt, j);
             const unsigned nx = e + 1 < cnt ? hf_ans_context(hf_tok_of(cur, nxt, j + 1)) : 0u;
             const unsigned c = fast ? cls.of(e0 + e) : hf_walk_class(&wk, pred);
-            const uint32_t en = fc_s[hf_ans_table(c, nx) * span + t];
-            const uint32_t f = en & 0xFFFFu;
+            const unsigned k = hf_ans_table(c, nx) * span + t;
+            const uint32_t en = fc_s[k], f = en & 0xFFFFu;
             if (hf_ans_full(x, f)) {
                 out.put(x);
                 x >>= 16;
             }
-            x = hf_ans_code(x, f, en >> 16);
+            x = hf_ans_code_rcp(x, f, en >> 16, rcp_s[k]);
             if (!fast)
                 hf_walk_next(&a.g, &wk);
         }
@@ -453,7 +472,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ans_place_kernel(const hf_enc_a
 
 cudaError_t hf_ans_launch_encode(const hf_enc_args &a, int sms, cudaStream_t s)
 {
-    const unsigned smem = hf_ans_smem(a.R);
+    const unsigned smem = hf_ans_smem(a.R), enc_smem = hf_ans_enc_smem(a.R);
     const uint64_t nsub = hf_ans_nsub(a.g.n);
     cudaError_t e;
     if ((e = cudaMemsetAsync(a.b.ans->count, 0, sizeof a.b.ans->count, s)) != cudaSuccess ||
@@ -468,7 +487,8 @@ cudaError_t hf_ans_launch_encode(const hf_enc_args &a, int sms, cudaStream_t s)
         a.g.ntiles < hf_grid(sms) ? (unsigned)a.g.ntiles : hf_grid(sms);
     hf_ans_count_kernel<<<count_grid, HF_THREADS, smem, s>>>(a);
     hf_ans_norm_kernel<<<1, HF_ANS_TABLES * 32, 0, s>>>(a);
-    hf_ans_encode_kernel<<<hf_sub_grid(nsub, 1, HF_ANS_THREADS), HF_ANS_THREADS, smem, s>>>(a);
+    hf_ans_encode_kernel<<<hf_sub_grid(nsub, 1, HF_ANS_THREADS), HF_ANS_THREADS, enc_smem,
+                           s>>>(a);
     hf_ans_choose_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
     return cudaGetLastError();
 }
