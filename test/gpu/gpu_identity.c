@@ -488,17 +488,28 @@ static void synthetic(int small)
     printf("gpu_identity: %d synthetic cases\n", nrun);
 }
 
+/* Whether shape si is of the sizes HDF5 users pick for chunks (2^18 values and more). */
+static int hdf5_sized(size_t si)
+{
+    uint64_t n = 1;
+    for (unsigned d = 0; d < shapes[si].rank; d++)
+        n *= shapes[si].dims[d];
+    return n >= 262144;
+}
+
 /* Fixed ratio: the bound each chunk chooses rests on payload sizes, so both executors choose
- * alike; every third shape, the patterns that make the sizes jump among them. */
+ * alike; every third shape and the HDF5-sized ones, the patterns that make the sizes jump
+ * among them. */
 static void ratio_cases(int small)
 {
     static const int ratio_patterns[] = {TU_FIELD, TU_SPIKY, TU_MASKED, TU_NOISE, TU_CONSTANT};
     static const double targets[] = {5, 20};
     int nrun = 0;
     for (size_t ci = 0; ci < ncodecs; ci++)
-        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si += small ? 6 : 3)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
             for (size_t pi = 0; pi < sizeof ratio_patterns / sizeof ratio_patterns[0]; pi++)
-                for (size_t k = 0; k < 2; k++) {
+                for (size_t k = 0; k < 2 && (si % (small ? 6 : 3) == 0 || hdf5_sized(si));
+                     k++) {
                     h5zgpu_params p = {.codec = codecs[ci], .mode = H5ZGPU_MODE_RATIO,
                                        .eb = targets[k],
                                        .dtype = k ? H5ZGPU_FLOAT64 : H5ZGPU_FLOAT32,
