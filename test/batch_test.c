@@ -1,7 +1,8 @@
 /* h5zgpu_compress_batch and h5zgpu_decompress_batch against one call a chunk: the same bytes and
  * values for every codec and mode, chunks of different contents (smooth, noise, fill, constant)
  * in one batch, on the executor H5ZGPU_DEVICE picks (with a GPU, several chunks in flight at
- * once); and a failing chunk reported in chunk order with its index and *done. */
+ * once); and a failing chunk (an output too small, a damaged chunk) reported in chunk order
+ * with its index and *done. */
 #include "util.h"
 
 #include <stdlib.h>
@@ -54,6 +55,14 @@ static void one(h5zgpu_codec codec, h5zgpu_mode mode, h5zgpu_dtype t)
                                                        tu_count(&p), why, sizeof why) == 0,
                   "%s: chunk %zu decoded out of bound: %s", label, i, why);
     }
+    /* chunk 5 damaged: its decompression is the first failure, the chunks before it done */
+    ((uint8_t *)out[5])[out_len[5] - 1] ^= 0x5A;
+    st = h5zgpu_decompress_batch(NCHUNKS, (const void *const *)out, out_len, back, back_cap,
+                                 back_len, NULL, &done);
+    tu_expect(st == H5ZGPU_E_CORRUPT && done == 5 &&
+                  strstr(h5zgpu_last_error(), "chunk 5 of the batch") != NULL,
+              "%s: a batch with chunk 5 damaged gave %s, %zu done, '%s'", label,
+              h5zgpu_status_string(st), done, h5zgpu_last_error());
     /* chunk 7's output too small: the first failure, with the chunks before it done */
     out_cap[7] = 10;
     st = h5zgpu_compress_batch(&p, NCHUNKS, (const void *const *)in, out, out_cap, out_len, NULL,

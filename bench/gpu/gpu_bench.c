@@ -183,9 +183,9 @@ static double now_s(void)
 }
 
 /* HDF5-sized chunks (64 x Y x X corners of the first field) at REL 1e-3: the device API, the
- * host API on the GPU (what the filter calls: upload, compress, download), and the host API's
- * batch of BATCH_CHUNKS such chunks in one call (several in flight). One table per codec,
- * printed after the whole-field tables. */
+ * host API on the GPU (what the filter calls: upload, compress, download), and the batches of
+ * BATCH_CHUNKS such chunks in one call, host and device buffers. One table per codec, printed
+ * after the whole-field tables. */
 #define BATCH_CHUNKS 32
 static const uint64_t sweep_yx[] = {64, 128, 256, 512};
 static char sweep_table[MAX_CODECS * 2048];
@@ -199,8 +199,9 @@ static int chunk_sweep(const float *field, const h5zgpu_params *whole, int repea
                              "\n| chunk (%s, REL 1e-3, first field) | device compress GB/s | "
                              "device decompress GB/s | host API compress GB/s | host API "
                              "decompress GB/s | host batch compress GB/s | host batch "
+                             "decompress GB/s | device batch compress GB/s | device batch "
                              "decompress GB/s | ratio | max err / eb_abs |\n"
-                             "|---|---|---|---|---|---|---|---|---|\n",
+                             "|---|---|---|---|---|---|---|---|---|---|---|\n",
                              codec_name(whole->codec));
     const h5zgpu_exec gpu = {H5ZGPU_EXEC_GPU, 0};
     for (size_t k = 0; k < sizeof sweep_yx / sizeof sweep_yx[0]; k++) {
@@ -266,6 +267,41 @@ static int chunk_sweep(const float *field, const h5zgpu_params *whole, int repea
         for (int b = 0; b < BATCH_CHUNKS && st == H5ZGPU_OK; b++)
             if (blen[b] != len || memcmp(bout[b], chunk, len) != 0)
                 st = H5ZGPU_E_CORRUPT;   /* a batch's bytes differ from one call's */
+        /* the device batch: the same chunks in device memory */
+        uint8_t *d_bout = NULL, *d_bdec = NULL;
+        void *dbout[BATCH_CHUNKS], *dbdec[BATCH_CHUNKS];
+        const void *dbin[BATCH_CHUNKS];
+        double dt_c = 1e30, dt_d = 1e30;
+        if (st == H5ZGPU_OK && (cudaMalloc((void **)&d_bout, BATCH_CHUNKS * cap) != cudaSuccess ||
+                                cudaMalloc((void **)&d_bdec, BATCH_CHUNKS * raw) != cudaSuccess))
+            st = H5ZGPU_E_NOMEM;
+        for (int b = 0; b < BATCH_CHUNKS; b++) {
+            dbin[b] = d_in;
+            dbout[b] = d_bout + b * cap;
+            dbdec[b] = d_bdec + b * raw;
+        }
+        for (int i = -WARMUP; i < repeat && st == H5ZGPU_OK; i++) {
+            double t0 = now_s();
+            st = h5zgpu_compress_device_batch(&p, BATCH_CHUNKS, dbin, dbout, bcap, blen, 0, NULL);
+            double t1 = now_s();
+            if (st == H5ZGPU_OK)
+                st = h5zgpu_decompress_device_batch(BATCH_CHUNKS, (const void *const *)dbout,
+                                                    blen, dbdec, braw, bback, 0, NULL);
+            double t2 = now_s();
+            if (i >= 0) {
+                dt_c = t1 - t0 < dt_c ? t1 - t0 : dt_c;
+                dt_d = t2 - t1 < dt_d ? t2 - t1 : dt_d;
+            }
+        }
+        for (int b = 0; b < BATCH_CHUNKS && st == H5ZGPU_OK; b++)
+            if (blen[b] != len || cudaMemcpy(bout[b], dbout[b], len, cudaMemcpyDeviceToHost) !=
+                                      cudaSuccess ||
+                memcmp(bout[b], chunk, len) != 0 ||
+                cudaMemcpy(bdec[b], dbdec[b], raw, cudaMemcpyDeviceToHost) != cudaSuccess ||
+                memcmp(bdec[b], dec, raw) != 0)
+                st = H5ZGPU_E_CORRUPT;   /* unlike one host call's bytes or values */
+        cudaFree(d_bout);
+        cudaFree(d_bdec);
         for (int b = 0; b < BATCH_CHUNKS; b++) {
             free(bout[b]);
             free(bdec[b]);
@@ -280,11 +316,12 @@ static int chunk_sweep(const float *field, const h5zgpu_params *whole, int repea
         bad |= !ok || st != H5ZGPU_OK;
         sweep_used += (size_t)snprintf(sweep_table + sweep_used, sizeof sweep_table - sweep_used,
                                  "| %" PRIu64 "x%" PRIu64 "x%" PRIu64 " (%.0f MiB) | %.1f | %.1f | "
-                                 "%.1f | %.1f | %.1f | %.1f | %.2f | %.4f%s%s |\n",
+                                 "%.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.4f%s%s |\n",
                                  p.dims[0], p.dims[1], p.dims[2], raw / 1048576.0,
                                  gb / (r.comp_ms * 1e-3), gb / (r.decomp_ms * 1e-3),
                                  gb / median(tc, m), gb / median(td, m),
                                  BATCH_CHUNKS * gb / bt_c, BATCH_CHUNKS * gb / bt_d,
+                                 BATCH_CHUNKS * gb / dt_c, BATCH_CHUNKS * gb / dt_d,
                                  (double)raw / r.clen, r.eb_abs > 0 ? r.max_err / r.eb_abs : 0.0,
                                  ok ? "" : " FAIL (device API)",
                                  st == H5ZGPU_OK ? "" : " FAIL (host API)");

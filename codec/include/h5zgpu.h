@@ -127,9 +127,11 @@ h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const
                                       void *const *out, const size_t *out_cap, size_t *out_len,
                                       const h5zgpu_exec *exec, size_t *done);
 
-/* The same with device buffers (CUDA builds) on one device: up to eight chunks in flight, each
- * on its own workspace stream, which waits for work the caller queued on the legacy default
- * stream. Returns when every output is ready. */
+/* The same with device buffers (CUDA builds) on one device. Fixed-length chunks with an error
+ * bound (codec 1, modes ABS, REL, PWREL) are coded together: groups of up to 128 MiB of values,
+ * each in one pass of launches (a few groups at once); other chunks go up to eight in flight,
+ * each on its own workspace stream. Either way the work waits for work the caller queued on the
+ * legacy default stream, and the call returns when every output is ready. */
 h5zgpu_status h5zgpu_compress_device_batch(const h5zgpu_params *p, size_t count,
                                            const void *const *d_in, void *const *d_out,
                                            const size_t *out_cap, size_t *out_len, int device,

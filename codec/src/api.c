@@ -260,18 +260,6 @@ h5zgpu_status h5zgpu_compress(const h5zgpu_params *p, const void *in, void *out,
 
 /* ---- reading --------------------------------------------------------------------------------- */
 
-static h5zgpu_status check_sum(const uint8_t *in, const hz_header *h, uint32_t sum)
-{
-    size_t hlen = hz_header_len(h->rank, h->flags);
-    uint32_t want = hz_get_u32(in + HZ_OFF_CHECKSUM);
-    uint32_t got = hz_checksum(in, hlen, sum, h->payload_len);
-    if (want != got)
-        return hz_fail(H5ZGPU_E_CORRUPT,
-                       "chunk checksum mismatch (stored %08x, computed %08x): the chunk is damaged",
-                       want, got);
-    return H5ZGPU_OK;
-}
-
 /* Decodes the payload of a coded chunk (header h, whose bytes are hdr) on the GPU when t says
  * so (in and out device memory with dev), else on the CPU (after a GPU failure that allows it);
  * the checksum is checked either way. */
@@ -292,7 +280,7 @@ static h5zgpu_status decode_payload(const hz_target *t, const uint8_t *hdr, cons
                                    .device = t->device, .stream = stream};
         st = huff ? hzc_huff_decode(&hg, &a, &sum) : hzc_fixed_decode(&g, &a, &sum);
         if (st == H5ZGPU_OK)
-            st = check_sum(hdr, h, sum);
+            st = hz_check_sum(hdr, h, sum);
         if (!hz_fall_back(t, st))
             return st;
     }
@@ -301,7 +289,7 @@ static h5zgpu_status decode_payload(const hz_target *t, const uint8_t *hdr, cons
 #endif
     if (dev)
         return st;   /* device memory: no CPU path (t->required) */
-    if ((st = check_sum(hdr, h, hz_sum(pay, h->payload_len))) != H5ZGPU_OK)
+    if ((st = hz_check_sum(hdr, h, hz_sum(pay, h->payload_len))) != H5ZGPU_OK)
         return st;
     qz_quant Q;
     qz_decoder(&Q, h->mode, h->eb_abs, h->dtype == H5ZGPU_FLOAT32, h->version);
@@ -333,7 +321,7 @@ h5zgpu_status h5zgpu_decompress(const void *in, size_t in_len, void *out, size_t
                        out_cap, (unsigned long long)raw);
     const uint8_t *pay = c + hz_header_len(h.rank, h.flags);
     if (h.codec == HZ_CODEC_RAW) {
-        if ((st = check_sum(c, &h, hz_sum(pay, h.payload_len))) != H5ZGPU_OK)
+        if ((st = hz_check_sum(c, &h, hz_sum(pay, h.payload_len))) != H5ZGPU_OK)
             return st;
         memcpy(out, pay, raw);
         *out_len = raw;
@@ -467,7 +455,7 @@ h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_
     uint32_t sum = 0;
     if (h.codec == HZ_CODEC_RAW) {
         if ((st = hzc_sum(pay, raw, &sum, device, stream)) != H5ZGPU_OK ||
-            (st = check_sum(hdr, &h, sum)) != H5ZGPU_OK)
+            (st = hz_check_sum(hdr, &h, sum)) != H5ZGPU_OK)
             return st;
         st = hzc_copy(d_out, 1, pay, 1, raw, device, stream);
     } else {

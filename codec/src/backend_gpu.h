@@ -69,6 +69,23 @@ typedef struct hzc_decode_args {
  * even when the payload does not fit). H5ZGPU_E_OUTPUT_TOO_SMALL when the payload needs more than a->cap. */
 h5zgpu_status hzc_fixed_encode(const fl_geom *g, const hzc_encode_args *a, hzc_encode_result *r);
 
+/* The fixed-length payloads of count chunks of the geometry g in one pass of launches: chunk i's
+ * values at in[i], its payload to out[i] (a->fill_shift further when it holds fill); a->in,
+ * a->out, a->quant and a->trace are not used. each[i] is H5ZGPU_OK or H5ZGPU_E_OUTPUT_TOO_SMALL
+ * (chunk i's payload needs more than a->cap; r[i].held_fill and fill_bits are set either way);
+ * any other status fails the whole batch. */
+h5zgpu_status hzc_fixed_encode_batch(const fl_geom *g, const hzc_encode_args *a, unsigned count,
+                                     const void *const *in, uint8_t *const *out,
+                                     hzc_encode_result *r, h5zgpu_status *each);
+
+/* The fixed-length payloads of count chunks of the geometry g (headers h[i], one element type)
+ * at pay[i] decoded into out[i], all in device memory (dev) or all in host memory, in one
+ * pass of launches. each[i]: H5ZGPU_OK with sum[i] the checksum sum of its payload, or
+ * H5ZGPU_E_CORRUPT; any other status fails the whole batch. */
+h5zgpu_status hzc_fixed_decode_batch(const fl_geom *g, unsigned count, const hz_header *h,
+                                     const void *const *pay, int dev, void *const *out,
+                                     int device, uint32_t *sum, h5zgpu_status *each);
+
 /* Huffman payload, the same bytes as hf_encode_cpu, with the same contract; on
  * H5ZGPU_E_OUTPUT_TOO_SMALL nothing is written to a->out. */
 h5zgpu_status hzc_huff_encode(const hf_geom *g, const hzc_encode_args *a, hzc_encode_result *r);
@@ -81,6 +98,16 @@ h5zgpu_status hzc_huff_decode(const hf_geom *g, const hzc_decode_args *a, uint32
 
 /* Checksum sum (hz_sum) of n bytes of device memory. */
 h5zgpu_status hzc_sum(const void *p_dev, uint64_t n, uint32_t *sum, int device, void *stream);
+
+/* Item i's len[i] bytes (at most stride) from host memory src + i * stride to device memory
+ * dst[i], for count items in one launch; returns after it is done. */
+h5zgpu_status hzc_put_many(unsigned count, const uint8_t *src, uint64_t stride,
+                           const size_t *len, uint8_t *const *dst, int device);
+
+/* The reverse: len[i] bytes (at most stride) from device memory src[i] to host memory
+ * dst + i * stride. */
+h5zgpu_status hzc_get_many(unsigned count, const void *const *src, const size_t *len,
+                           uint8_t *dst, uint64_t stride, int device);
 
 /* Stream-ordered copy between any two of host and device memory; returns after it is done. */
 h5zgpu_status hzc_copy(void *dst, int dst_dev, const void *src, int src_dev, uint64_t n,

@@ -1,9 +1,10 @@
-/* Many chunks in one call. On the GPU the chunks run on up to HZ_BATCH_STREAMS threads at once,
- * each call with its own workspace and stream (cuda/backend/workspace.cu), so that one chunk's
- * copies, kernels and synchronisations overlap the others'; on the CPU one after another, each
- * spread over the cores. Device buffers always go the GPU way. Either way the bytes are those
- * of one call a chunk. */
-#include "h5zgpu.h"
+/* Many chunks in one call: the chunks of a device batch the GPU codes together (batch_fixed.c)
+ * first, then the others on up to HZ_BATCH_STREAMS threads at once on the GPU, each call with its own workspace
+ * and stream (cuda/backend/workspace.cu), so that one chunk's copies, kernels and
+ * synchronisations overlap the others'; on the CPU one after another, each spread over the
+ * cores. Device buffers always go the GPU way. Either way the bytes are those of one call a
+ * chunk. */
+#include "batch.h"
 
 #include "error.h"
 #include "executor.h"
@@ -16,76 +17,76 @@
  * kernels, few enough that the workspaces stay small. */
 #define HZ_BATCH_STREAMS 8
 
-typedef struct batch {
-    size_t count;
-    size_t next;               /* the next chunk to take (atomic) */
-    int stop;                  /* a chunk failed: take no more (atomic) */
-    h5zgpu_status *st;         /* each chunk's status */
-    const h5zgpu_params *p;    /* compression; NULL: decompression */
-    const void *const *in;
-    const size_t *in_len;
-    void *const *out;
-    const size_t *out_cap;
-    size_t *out_len;
-    const h5zgpu_exec *exec;
-    int device;                /* device buffers on this CUDA device; -1: host buffers */
-    pthread_mutex_t lock;      /* guards the first failure's message */
-    size_t failed;             /* the lowest failing chunk so far (count: none) */
-    char why[512];             /* its message (h5zgpu_last_error is the failing thread's) */
-} batch;
-
-static void run_one(batch *b, size_t i)
+void hz_batch_record(hz_batch *b, size_t i, h5zgpu_status st)
 {
-    if (b->device >= 0)   /* a NULL stream: the call's own workspace stream */
-        b->st[i] = b->p ? h5zgpu_compress_device(b->p, b->in[i], b->out[i], b->out_cap[i],
-                                                 &b->out_len[i], b->device, NULL)
-                        : h5zgpu_decompress_device(b->in[i], b->in_len[i], b->out[i],
-                                                   b->out_cap[i], &b->out_len[i], b->device,
-                                                   NULL);
-    else
-        b->st[i] = b->p ? h5zgpu_compress(b->p, b->in[i], b->out[i], b->out_cap[i],
-                                          &b->out_len[i], b->exec)
-                        : h5zgpu_decompress(b->in[i], b->in_len[i], b->out[i], b->out_cap[i],
-                                            &b->out_len[i], b->exec);
-    if (b->st[i] != H5ZGPU_OK) {
-        __atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
-        pthread_mutex_lock(&b->lock);
-        if (i < b->failed) {
-            b->failed = i;
-            snprintf(b->why, sizeof b->why, "%s", h5zgpu_last_error());
-        }
-        pthread_mutex_unlock(&b->lock);
+    b->st[i] = st;
+    if (st == H5ZGPU_OK)
+        return;
+    pthread_mutex_lock(&b->lock);
+    if (i < b->failed) {
+        __atomic_store_n(&b->failed, i, __ATOMIC_RELAXED);
+        snprintf(b->why, sizeof b->why, "%s", h5zgpu_last_error());
     }
+    pthread_mutex_unlock(&b->lock);
+}
+
+int hz_batch_past_failure(hz_batch *b, size_t i)
+{
+    return i > __atomic_load_n(&b->failed, __ATOMIC_RELAXED);
+}
+
+static void run_one(hz_batch *b, size_t i)
+{
+    h5zgpu_status st;
+    if (b->device >= 0)   /* a NULL stream: the call's own workspace stream */
+        st = b->p ? h5zgpu_compress_device(b->p, b->in[i], b->out[i], b->out_cap[i],
+                                           &b->out_len[i], b->device, NULL)
+                  : h5zgpu_decompress_device(b->in[i], b->in_len[i], b->out[i], b->out_cap[i],
+                                             &b->out_len[i], b->device, NULL);
+    else
+        st = b->p ? h5zgpu_compress(b->p, b->in[i], b->out[i], b->out_cap[i], &b->out_len[i],
+                                    b->exec)
+                  : h5zgpu_decompress(b->in[i], b->in_len[i], b->out[i], b->out_cap[i],
+                                      &b->out_len[i], b->exec);
+    hz_batch_record(b, i, st);
 }
 
 static void *worker(void *arg)
 {
-    batch *b = arg;
+    hz_batch *b = arg;
     for (;;) {
         const size_t i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
-        if (i >= b->count || __atomic_load_n(&b->stop, __ATOMIC_RELAXED))
+        if (i >= b->count || hz_batch_past_failure(b, i))
             return NULL;
-        run_one(b, i);
+        if (!b->taken[i])
+            run_one(b, i);
     }
 }
 
 /* Runs the batch and reports the first failure in chunk order; *done: the chunks before it. */
-static h5zgpu_status run(batch *b, size_t *done)
+static h5zgpu_status run(hz_batch *b, size_t *done)
 {
     hz_target t = {.gpu = 1};
     h5zgpu_status st = b->device >= 0 ? H5ZGPU_OK : hz_resolve(b->exec, &t);
     if (st != H5ZGPU_OK)
         return st;
-    if (!(b->st = malloc((b->count ? b->count : 1) * sizeof *b->st)))
+    const size_t n = b->count ? b->count : 1;
+    b->st = malloc(n * sizeof *b->st);
+    b->taken = calloc(n, 1);
+    if (!b->st || !b->taken) {
+        free(b->st);
+        free(b->taken);
         return hz_fail(H5ZGPU_E_NOMEM, "no host memory for a batch of %zu chunks", b->count);
+    }
     for (size_t i = 0; i < b->count; i++)
         b->st[i] = H5ZGPU_E_INVALID_ARG;   /* not run: after a failure */
+    hz_batch_fixed(b);
     pthread_t tid[HZ_BATCH_STREAMS];
     unsigned nt = 0;
     const size_t want = t.gpu ? (b->count < HZ_BATCH_STREAMS ? b->count : HZ_BATCH_STREAMS) : 0;
     while (nt + 1 < want && pthread_create(&tid[nt], NULL, worker, b) == 0)
         nt++;
-    worker(b);   /* the caller's thread is one of them */
+    worker(b);   /* the caller's thread is one of them: the chunks left before any failure */
     for (unsigned k = 0; k < nt; k++)
         pthread_join(tid[k], NULL);
     size_t i = 0;
@@ -93,6 +94,7 @@ static h5zgpu_status run(batch *b, size_t *done)
         i++;
     st = i < b->count ? b->st[i] : H5ZGPU_OK;
     free(b->st);
+    free(b->taken);
     if (st != H5ZGPU_OK)
         hz_fail(st, "chunk %zu of the batch: %s", i, b->why);
     if (done)
@@ -108,7 +110,7 @@ h5zgpu_status h5zgpu_compress_batch(const h5zgpu_params *p, size_t count, const 
         *done = 0;
     if (count && (!p || !in || !out || !out_cap || !out_len))
         return hz_fail(H5ZGPU_E_INVALID_ARG, "a batch pointer is NULL");
-    batch b = {.count = count, .p = p, .in = in, .out = out, .out_cap = out_cap,
+    hz_batch b = {.count = count, .p = p, .in = in, .out = out, .out_cap = out_cap,
                .out_len = out_len, .exec = exec, .device = -1,
                .lock = PTHREAD_MUTEX_INITIALIZER, .failed = count};
     return run(&b, done);
@@ -122,7 +124,7 @@ h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const
         *done = 0;
     if (count && (!in || !in_len || !out || !out_cap || !out_len))
         return hz_fail(H5ZGPU_E_INVALID_ARG, "a batch pointer is NULL");
-    batch b = {.count = count, .in = in, .in_len = in_len, .out = out, .out_cap = out_cap,
+    hz_batch b = {.count = count, .in = in, .in_len = in_len, .out = out, .out_cap = out_cap,
                .out_len = out_len, .exec = exec, .device = -1,
                .lock = PTHREAD_MUTEX_INITIALIZER, .failed = count};
     return run(&b, done);
@@ -139,7 +141,7 @@ h5zgpu_status h5zgpu_compress_device_batch(const h5zgpu_params *p, size_t count,
         return hz_fail(H5ZGPU_E_INVALID_ARG, "a batch pointer is NULL");
     if (device < 0)
         return hz_fail(H5ZGPU_E_INVALID_ARG, "CUDA device %d does not exist", device);
-    batch b = {.count = count, .p = p, .in = d_in, .out = d_out, .out_cap = out_cap,
+    hz_batch b = {.count = count, .p = p, .in = d_in, .out = d_out, .out_cap = out_cap,
                .out_len = out_len, .device = device, .lock = PTHREAD_MUTEX_INITIALIZER,
                .failed = count};
     return run(&b, done);
@@ -156,7 +158,7 @@ h5zgpu_status h5zgpu_decompress_device_batch(size_t count, const void *const *d_
         return hz_fail(H5ZGPU_E_INVALID_ARG, "a batch pointer is NULL");
     if (device < 0)
         return hz_fail(H5ZGPU_E_INVALID_ARG, "CUDA device %d does not exist", device);
-    batch b = {.count = count, .in = d_in, .in_len = in_len, .out = d_out, .out_cap = out_cap,
+    hz_batch b = {.count = count, .in = d_in, .in_len = in_len, .out = d_out, .out_cap = out_cap,
                .out_len = out_len, .device = device, .lock = PTHREAD_MUTEX_INITIALIZER,
                .failed = count};
     return run(&b, done);

@@ -54,6 +54,18 @@ uint32_t hz_checksum(const uint8_t *hdr, size_t hlen, uint32_t payload_sum, uint
     return hz_fmix32(hz_sum(copy, hlen) ^ hz_fmix32(payload_sum + (uint32_t)payload_len));
 }
 
+h5zgpu_status hz_check_sum(const uint8_t *in, const hz_header *h, uint32_t sum)
+{
+    size_t hlen = hz_header_len(h->rank, h->flags);
+    uint32_t want = hz_get_u32(in + HZ_OFF_CHECKSUM);
+    uint32_t got = hz_checksum(in, hlen, sum, h->payload_len);
+    if (want != got)
+        return hz_fail(H5ZGPU_E_CORRUPT,
+                       "chunk checksum mismatch (stored %08x, computed %08x): the chunk is damaged",
+                       want, got);
+    return H5ZGPU_OK;
+}
+
 void hz_header_write(uint8_t *out, const hz_header *h, uint32_t payload_sum)
 {
     size_t hlen = hz_header_len(h->rank, h->flags);

@@ -60,4 +60,8 @@ uint32_t hz_sum(const uint8_t *p, uint64_t n);
 /* The checksum stored in a header, from the header bytes and the payload's sum. */
 uint32_t hz_checksum(const uint8_t *hdr, size_t hlen, uint32_t payload_sum, uint64_t payload_len);
 
+/* H5ZGPU_E_CORRUPT (with the message) unless the checksum stored in the header bytes hdr (read
+ * into h) is that of the header and a payload whose sum is sum. */
+h5zgpu_status hz_check_sum(const uint8_t *hdr, const hz_header *h, uint32_t sum);
+
 #endif

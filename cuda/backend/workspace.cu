@@ -134,6 +134,7 @@ static void free_chunk_bufs(hzc_ws *w)
     buf_free(&w->plan, 0);
     buf_free(&w->ans, 0);
     buf_free(&w->coded, 0);
+    buf_free(&w->jobs, 0);
 }
 
 static void ws_destroy(hzc_ws *w)
@@ -143,6 +144,7 @@ static void ws_destroy(hzc_ws *w)
     buf_free(&w->host, 1);
     buf_free(&w->htab, 1);
     buf_free(&w->hhead, 1);
+    buf_free(&w->hjobs, 1);
     if (w->sc) {
         cudaFree(w->sc);
         dev_unreserve(sizeof(hzc_scalars));
@@ -304,10 +306,87 @@ done:
     return st;
 }
 
-h5zgpu_status hzc_sync_scalars(hzc_call *c)
+/* Copies between host buffers over the cores, in slices of HZC_HOST_SLICE: slice k is slice
+ * k - first[i] of copy i, where first[] counts the slices before each copy. */
+typedef struct host_moves {
+    void *const *dst;
+    const void *const *src;
+    const uint64_t *len, *first;
+    unsigned count;
+} host_moves;
+
+static void host_moves_slice(void *ctx, uint64_t k)
+{
+    const host_moves *M = (const host_moves *)ctx;
+    unsigned lo = 0, hi = M->count - 1;   /* the last copy whose first slice is at most k */
+    while (lo < hi) {
+        const unsigned mid = (lo + hi + 1) / 2;
+        if (M->first[mid] <= k)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    const uint64_t off = (k - M->first[lo]) * HZC_HOST_SLICE, len = M->len[lo] - off;
+    memcpy((uint8_t *)M->dst[lo] + off, (const uint8_t *)M->src[lo] + off,
+           len < HZC_HOST_SLICE ? len : HZC_HOST_SLICE);
+}
+
+h5zgpu_status hzc_copy_host_many(unsigned count, void *const *dst, const void *const *src,
+                                 const uint64_t *len)
+{
+    uint64_t total = 0;
+    for (unsigned i = 0; i < count; i++)
+        total += len[i];
+    if (total < HZC_HOST_PAR) {
+        for (unsigned i = 0; i < count; i++)
+            memcpy(dst[i], src[i], len[i]);
+        return H5ZGPU_OK;
+    }
+    uint64_t *first = (uint64_t *)malloc((count + 1) * sizeof *first);
+    if (!first)
+        return hz_fail(H5ZGPU_E_NOMEM, "no host memory for the copies of %u chunks", count);
+    first[0] = 0;
+    for (unsigned i = 0; i < count; i++)
+        first[i + 1] = first[i] + (len[i] + HZC_HOST_SLICE - 1) / HZC_HOST_SLICE;
+    host_moves M = {dst, src, len, first, count};
+    hz_parallel_for(first[count], host_moves_slice, &M);
+    free(first);
+    return H5ZGPU_OK;
+}
+
+h5zgpu_status hzc_stage_in_many(hzc_call *c, const void *const *in, unsigned count, uint64_t n,
+                                uint8_t **d_base)
 {
     h5zgpu_status st = H5ZGPU_OK;
-    CK(cudaMemcpyAsync(c->ws->hsc, c->ws->sc, sizeof(hzc_scalars), cudaMemcpyDeviceToHost, c->s),
+    hzc_ws *w = c->ws;
+    const uint64_t total = count * n;
+    void **dst = (void **)malloc(count * sizeof *dst);
+    uint64_t *len = (uint64_t *)malloc(count * sizeof *len);
+    if (!dst || !len) {
+        st = hz_fail(H5ZGPU_E_NOMEM, "no host memory for the copies of %u chunks", count);
+        goto done;
+    }
+    if ((st = hzc_buf_need(&w->in, total, 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->host, total, 1)) != H5ZGPU_OK)
+        goto done;
+    for (unsigned i = 0; i < count; i++) {
+        dst[i] = (uint8_t *)w->host.p + i * n;
+        len[i] = n;
+    }
+    if ((st = hzc_copy_host_many(count, dst, in, len)) != H5ZGPU_OK)
+        goto done;
+    CK(cudaMemcpyAsync(w->in.p, w->host.p, total, cudaMemcpyHostToDevice, c->s), "input upload");
+    *d_base = (uint8_t *)w->in.p;
+done:
+    free(dst);
+    free(len);
+    return st;
+}
+
+h5zgpu_status hzc_sync_many(hzc_call *c, hzc_scalars *hsc, const hzc_scalars *sc, unsigned count)
+{
+    h5zgpu_status st = H5ZGPU_OK;
+    CK(cudaMemcpyAsync(hsc, sc, count * sizeof(hzc_scalars), cudaMemcpyDeviceToHost, c->s),
        "download of the counters");
     CK(cudaStreamSynchronize(c->s), "kernel execution");
     if (injected("kernel"))
@@ -317,13 +396,28 @@ done:
     return st;
 }
 
+h5zgpu_status hzc_sync_scalars(hzc_call *c)
+{
+    return hzc_sync_many(c, c->ws->hsc, c->ws->sc, 1);
+}
+
+void hzc_quant_from(const hzc_scalars *hs, const hzc_encode_args *a, qz_quant *Q)
+{
+    qz_census census;
+    qz_init(Q, a->mode, a->eb, a->is_f32, hs->any, hs->lo, hs->hi);
+    Q->keep = a->keep;
+    census.fill = hs->fill_count;
+    census.nan = hs->nan_count;
+    census.nan_bits = hs->nan_bits;
+    qz_choose_fill(Q, a->has_fill, a->fill_bits, &census);
+}
+
 /* The statistics pass on the device, then the quantiser on the host from its results
  * (qz_init, keep, and the chunk's fill value). */
 static h5zgpu_status quant_on_device(hzc_call *c, const void *d_in, uint64_t n,
                                      const hzc_encode_args *a, qz_quant *Q)
 {
     h5zgpu_status st = H5ZGPU_OK;
-    qz_census census;
     hzc_ws *w = c->ws;
     CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c->s), "reset of the counters");
     CK(hzc_launch_stats(d_in, n, a->is_f32, a->mode == H5ZGPU_MODE_PWREL, a->has_fill,
@@ -331,12 +425,7 @@ static h5zgpu_status quant_on_device(hzc_call *c, const void *d_in, uint64_t n,
        "launch of the statistics kernel");
     if ((st = hzc_sync_scalars(c)) != H5ZGPU_OK)
         goto done;
-    qz_init(Q, a->mode, a->eb, a->is_f32, w->hsc->any, w->hsc->lo, w->hsc->hi);
-    Q->keep = a->keep;
-    census.fill = w->hsc->fill_count;
-    census.nan = w->hsc->nan_count;
-    census.nan_bits = w->hsc->nan_bits;
-    qz_choose_fill(Q, a->has_fill, a->fill_bits, &census);
+    hzc_quant_from(w->hsc, a, Q);
 done:
     return st;
 }

@@ -30,6 +30,8 @@ typedef struct hzc_ws {
     hzc_buf htab;                              /* pinned: the Huffman decoder table */
     hzc_buf hhead;                             /* pinned: a Huffman payload's head and the
                                                   ANS tables parsed from it */
+    hzc_buf jobs, hjobs;                       /* device and its pinned mirror: a launch's
+                                                  per-chunk arrays (fixed-length codec) */
     hzc_scalars *sc;                           /* device */
     hzc_scalars *hsc;                          /* pinned */
     struct hzc_ws *next;
@@ -69,8 +71,25 @@ void hzc_call_end(hzc_call *c, h5zgpu_status st);
 /* Device copy of a host input (through the pinned staging buffer) or the input itself. */
 h5zgpu_status hzc_stage_in(hzc_call *c, const void *in, int in_dev, uint64_t n, const void **d_in);
 
+/* Copies of len[i] bytes from src[i] to dst[i] between host buffers, over the cores when they
+ * are large. */
+h5zgpu_status hzc_copy_host_many(unsigned count, void *const *dst, const void *const *src,
+                                 const uint64_t *len);
+
+/* Device copies of count host inputs of n bytes each, one after another from *d_base: gathered
+ * into the pinned staging buffer over the cores, then one upload. */
+h5zgpu_status hzc_stage_in_many(hzc_call *c, const void *const *in, unsigned count, uint64_t n,
+                                uint8_t **d_base);
+
 /* Reads back the call's counters and waits for its work: where kernel failures show. */
 h5zgpu_status hzc_sync_scalars(hzc_call *c);
+
+/* The same for count counters at sc (device) into hsc (pinned). */
+h5zgpu_status hzc_sync_many(hzc_call *c, hzc_scalars *hsc, const hzc_scalars *sc, unsigned count);
+
+/* The quantiser of an encoding a from its chunk's statistics hs (qz_init, keep, and the chunk's
+ * fill value). */
+void hzc_quant_from(const hzc_scalars *hs, const hzc_encode_args *a, qz_quant *Q);
 
 /* The start of an encoding of n values: the call (hzc_call_begin; the caller ends it), the
  * values on the device (*d_in), the quantiser from their statistics (*Q, and a->quant for

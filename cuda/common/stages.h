@@ -39,11 +39,28 @@ cudaError_t hzc_launch_stats(const void *in, uint64_t n, int is_f32, int pwrel, 
                              uint64_t fill_bits, hzc_minmax *partial, hzc_scalars *sc, int sms,
                              cudaStream_t s);
 
+/* The same for count chunks of n values each at ins[] (a device array), sc[c] for chunk c;
+ * partial: HZC_STATS_CTAS a chunk. */
+cudaError_t hzc_launch_stats_batch(const void *const *ins, unsigned count, uint64_t n, int is_f32,
+                                   int pwrel, int has_fill, uint64_t fill_bits,
+                                   hzc_minmax *partial, hzc_scalars *sc, int sms, cudaStream_t s);
+
 /* Checksum sum (hz_sum) of n bytes at p into sc->sum; with npop > 0 also the popcount of the
  * npop 32-bit words from word pop_word on into sc->nhdr_total (the fixed-length payload's tile
  * masks, whose bits count its block headers). */
 cudaError_t hzc_launch_checksum(const uint8_t *p, uint64_t n, uint64_t pop_word, uint64_t npop,
                                 hzc_scalars *sc, int sms, cudaStream_t s);
+
+/* A byte string in device memory. */
+typedef struct hzc_span {
+    const uint8_t *p;
+    uint64_t n;
+} hzc_span;
+
+/* The same for count spans at spans[] (a device array; most: the longest), sc[c] for span c. */
+cudaError_t hzc_launch_checksum_batch(const hzc_span *spans, unsigned count, uint64_t most,
+                                      uint64_t pop_word, uint64_t npop, hzc_scalars *sc, int sms,
+                                      cudaStream_t s);
 
 /* CTAs of 256 threads for a grid-stride pass over items: enough to fill the SMs, no more. */
 static inline unsigned hzc_grid_for(uint64_t items, int sms)

@@ -93,11 +93,16 @@ __device__ __forceinline__ void census_block(const stats_census &c, hzc_scalars 
     }
 }
 
+/* A chunk a row of the grid (blockIdx.y): its values at in, or ins[row] when ins is given. */
 template <typename T, bool PWREL>
 __global__ void __launch_bounds__(HZC_STATS_THREADS)
-    qz_stats_kernel(const T *in, uint64_t n, int has_fill, uint64_t fill_bits, hzc_minmax *partial,
-                 hzc_scalars *sc)
+    qz_stats_kernel(const T *in, const void *const *ins, uint64_t n, int has_fill,
+                    uint64_t fill_bits, hzc_minmax *partial, hzc_scalars *sc)
 {
+    if (ins)
+        in = (const T *)ins[blockIdx.y];
+    partial += (uint64_t)blockIdx.y * gridDim.x;
+    sc += blockIdx.y;
     using V = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
     constexpr unsigned per = sizeof(V) / sizeof(T);
     T lo = (T)HUGE_VAL, hi = (T)-HUGE_VAL;
@@ -122,10 +127,16 @@ __global__ void __launch_bounds__(HZC_STATS_THREADS)
         partial[blockIdx.x] = m;
 }
 
+/* A chunk a CTA. */
 template <typename T, bool PWREL>
 __global__ void __launch_bounds__(HZC_STATS_THREADS)
-    qz_stats_final_kernel(const T *in, const hzc_minmax *partial, unsigned np, hzc_scalars *sc)
+    qz_stats_final_kernel(const T *in, const void *const *ins, const hzc_minmax *partial,
+                          unsigned np, hzc_scalars *sc)
 {
+    if (ins)
+        in = (const T *)ins[blockIdx.x];
+    partial += (uint64_t)blockIdx.x * np;
+    sc += blockIdx.x;
     if (threadIdx.x == 0 && sc->nan_count)
         sc->nan_bits = dv_bits(in[~sc->nan_key]);
     hzc_minmax m = {HUGE_VAL, -HUGE_VAL};
@@ -139,36 +150,49 @@ __global__ void __launch_bounds__(HZC_STATS_THREADS)
     }
 }
 
+template <typename T, bool PWREL>
+static void stats_as(const void *in, const void *const *ins, unsigned count, uint64_t n,
+                     int has_fill, uint64_t fill_bits, hzc_minmax *partial, hzc_scalars *sc,
+                     unsigned grid, cudaStream_t s)
+{
+    qz_stats_kernel<T, PWREL><<<dim3(grid, count), HZC_STATS_THREADS, 0, s>>>(
+        (const T *)in, ins, n, has_fill, fill_bits, partial, sc);
+    qz_stats_final_kernel<T, PWREL><<<count, HZC_STATS_THREADS, 0, s>>>((const T *)in, ins,
+                                                                        partial, grid, sc);
+}
+
+/* The chunk at in, or the count chunks at ins[] (device memory, count > 0). */
+static cudaError_t launch_stats(const void *in, const void *const *ins, unsigned count,
+                                uint64_t n, int is_f32, int pwrel, int has_fill,
+                                uint64_t fill_bits, hzc_minmax *partial, hzc_scalars *sc, int sms,
+                                cudaStream_t s)
+{
+    /* the grid of one chunk, shared among the batch's chunks */
+    unsigned grid = hzc_grid_for(n / 4, sms);
+    if (grid > HZC_STATS_CTAS)
+        grid = HZC_STATS_CTAS;
+    grid = (grid + count - 1) / count;
+    static void (*const table[2][2])(const void *, const void *const *, unsigned, uint64_t, int,
+                                     uint64_t, hzc_minmax *, hzc_scalars *, unsigned,
+                                     cudaStream_t) = {
+        {stats_as<double, false>, stats_as<double, true>},
+        {stats_as<float, false>, stats_as<float, true>}};
+    table[is_f32 ? 1 : 0][pwrel ? 1 : 0](in, ins, count, n, has_fill, fill_bits, partial, sc,
+                                         grid, s);
+    return cudaGetLastError();
+}
+
 cudaError_t hzc_launch_stats(const void *in, uint64_t n, int is_f32, int pwrel, int has_fill,
                              uint64_t fill_bits, hzc_minmax *partial, hzc_scalars *sc, int sms,
                              cudaStream_t s)
 {
-    unsigned grid = hzc_grid_for(n / 4, sms);
-    if (grid > HZC_STATS_CTAS)
-        grid = HZC_STATS_CTAS;
-    if (is_f32 && pwrel)
-        qz_stats_kernel<float, true><<<grid, HZC_STATS_THREADS, 0, s>>>(
-            (const float *)in, n, has_fill, fill_bits, partial, sc);
-    else if (is_f32)
-        qz_stats_kernel<float, false><<<grid, HZC_STATS_THREADS, 0, s>>>(
-            (const float *)in, n, has_fill, fill_bits, partial, sc);
-    else if (pwrel)
-        qz_stats_kernel<double, true><<<grid, HZC_STATS_THREADS, 0, s>>>(
-            (const double *)in, n, has_fill, fill_bits, partial, sc);
-    else
-        qz_stats_kernel<double, false><<<grid, HZC_STATS_THREADS, 0, s>>>(
-            (const double *)in, n, has_fill, fill_bits, partial, sc);
-    if (is_f32 && pwrel)
-        qz_stats_final_kernel<float, true><<<1, HZC_STATS_THREADS, 0, s>>>(
-            (const float *)in, partial, grid, sc);
-    else if (is_f32)
-        qz_stats_final_kernel<float, false><<<1, HZC_STATS_THREADS, 0, s>>>(
-            (const float *)in, partial, grid, sc);
-    else if (pwrel)
-        qz_stats_final_kernel<double, true><<<1, HZC_STATS_THREADS, 0, s>>>(
-            (const double *)in, partial, grid, sc);
-    else
-        qz_stats_final_kernel<double, false><<<1, HZC_STATS_THREADS, 0, s>>>(
-            (const double *)in, partial, grid, sc);
-    return cudaGetLastError();
+    return launch_stats(in, NULL, 1, n, is_f32, pwrel, has_fill, fill_bits, partial, sc, sms, s);
+}
+
+cudaError_t hzc_launch_stats_batch(const void *const *ins, unsigned count, uint64_t n, int is_f32,
+                                   int pwrel, int has_fill, uint64_t fill_bits,
+                                   hzc_minmax *partial, hzc_scalars *sc, int sms, cudaStream_t s)
+{
+    return launch_stats(NULL, ins, count, n, is_f32, pwrel, has_fill, fill_bits, partial, sc, sms,
+                        s);
 }

@@ -21,21 +21,19 @@ __device__ __forceinline__ void by_diagonals(int64_t *q, const int64_t *r)
     }
 }
 
+/* As the encoder's: a chunk alone in the parameters (one), a batch's chunks in jobs. */
 struct dec_args {
     fl_geom g;
-    qz_quant Q;
-    const uint8_t *in;
-    uint64_t len;
-    void *out;
-    unsigned long long *st_hdr, *st_bytes;
-    hzc_scalars *sc;
+    const fl_dec_job *jobs;     /* a chunk each, count * g.ntiles tiles in all */
+    hzc_scalars *sc;            /* a chunk each; tickets from sc[0] */
+    fl_dec_job one;
 };
 
 /* Room for one coded block's payload, placed so that its sign and magnitude planes start on an
  * 8-byte boundary whatever the corner's width. */
 #define STAGE_BYTES (8u + HDR_CODED_MAX)
 
-template <typename T, int DIM>
+template <typename T, int DIM, bool MANY>
 __global__ void __launch_bounds__(FL_THREADS) fl_dec_tile_kernel(const dec_args a)
 {
     typedef blk_shape<DIM> S;
@@ -47,34 +45,38 @@ __global__ void __launch_bounds__(FL_THREADS) fl_dec_tile_kernel(const dec_args 
     __shared__ int64_t prev_s[FL_TILE];   /* delta corners: q0 of the previous coded block */
     __shared__ uint64_t tile_s, pay_s;
     __shared__ unsigned pred_s, bad_s, mask_s, fmask_s;
-    __shared__ qz_quant Q_s;   /* a.Q with the payload's anchor */
+    __shared__ qz_quant Q_s;   /* the job's Q with the payload's anchor */
 
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const fl_geom &g = a.g;
-    const uint8_t *in = a.in;
     if (threadIdx.x == 0)
-        tile_s = atomicAdd(&a.sc->ticket, 1ull);
+        tile_s = atomicAdd(&a.sc[0].ticket, 1ull);
     __syncthreads();
-    const uint64_t t = tile_s, b0 = t * FL_TILE;
+    /* tiles in ticket order, chunk by chunk: a tile waits only on its own chunk's earlier ones */
+    const uint64_t chunk = MANY ? tile_s / g.ntiles : 0, t = MANY ? tile_s % g.ntiles : tile_s;
+    const uint64_t b0 = t * FL_TILE;
+    const fl_dec_job &J = MANY ? a.jobs[chunk] : a.one;
+    hzc_scalars *sc = a.sc + chunk;
+    const uint8_t *in = J.in;
     const unsigned nb = (unsigned)min((uint64_t)FL_TILE, g.nblocks - b0);
-    const uint64_t tables = fl_tables_size(&g, a.Q.has_fill);
+    const uint64_t tables = fl_tables_size(&g, J.Q.has_fill);
 
     /* Header-count prefix (the masks), then the tile's header bytes, then the byte prefix. Every
      * tile publishes both counts even when it is invalid, so its successors never wait for ever. */
     if (warp == 0) {
         const uint32_t mask = hz_get_u32(in + FL_OFF_MASKS + 4 * t);
         const uint32_t fmask =
-            a.Q.has_fill ? hz_get_u32(in + FL_OFF_MASKS + 5 * g.ntiles + 4 * t) : 0u;
+            J.Q.has_fill ? hz_get_u32(in + FL_OFF_MASKS + 5 * g.ntiles + 4 * t) : 0u;
         const unsigned pred = in[FL_OFF_MASKS + 4 * g.ntiles + t];
-        const uint64_t nhdr_total = a.sc->nhdr_total;
-        qz_quant Q = a.Q;
+        const uint64_t nhdr_total = sc->nhdr_total;
+        qz_quant Q = J.Q;
         const bool anchored = qz_get_anchor(in + FL_OFF_BASE, &Q);
         const unsigned fbit = fmask >> lane & 1u;
         bool bad = (pred & ~FL_TILE_CORNER_DELTA) >= S::NP ||
                    (nb < FL_TILE && ((mask | fmask) >> nb) != 0) ||
-                   nhdr_total > a.len - tables || !anchored;
+                   nhdr_total > J.len - tables || !anchored;
         uint64_t nh = __popc(mask), hoff, size = 0;
-        unsigned long long *st_hdr = a.st_hdr, *st_bytes = a.st_bytes;
+        unsigned long long *st_hdr = J.status, *st_bytes = J.status + g.ntiles;
         lb_exclusive<1>(&st_hdr, t, &nh, &hoff);
         unsigned hdr = 0;
         if (!bad && (mask >> lane & 1u)) {
@@ -97,7 +99,7 @@ __global__ void __launch_bounds__(FL_THREADS) fl_dec_tile_kernel(const dec_args 
         uint64_t bytes = __shfl_sync(FULL, incl, 31), off;
         lb_exclusive<1>(&st_bytes, t, &bytes, &off);
         if (!bad) {
-            const uint64_t avail = a.len - tables - nhdr_total;
+            const uint64_t avail = J.len - tables - nhdr_total;
             bad = off + bytes > avail || (t == g.ntiles - 1 && off + bytes != avail);
         }
         /* q0 of a coded block is its corner plus the previous one's q0: a running sum of the
@@ -127,7 +129,7 @@ __global__ void __launch_bounds__(FL_THREADS) fl_dec_tile_kernel(const dec_args 
             Q_s = Q;
             bad_s = bad;
             if (bad)
-                atomicOr(&a.sc->corrupt, 1u);
+                atomicOr(&sc->corrupt, 1u);
         }
     }
     __syncthreads();
@@ -136,7 +138,7 @@ __global__ void __launch_bounds__(FL_THREADS) fl_dec_tile_kernel(const dec_args 
 
     const qz_quant Q = Q_s;
     const unsigned pred = pred_s & ~FL_TILE_CORNER_DELTA, delta = pred_s >> 7;
-    T *out = (T *)a.out;
+    T *out = (T *)J.out;
     int64_t *q = q_s[warp];
     uint8_t *stage = (uint8_t *)stage_s[warp];
     for (unsigned k = 0; k < FL_BLOCKS_PER_WARP; k++) {
@@ -196,7 +198,7 @@ __global__ void __launch_bounds__(FL_THREADS) fl_dec_tile_kernel(const dec_args 
                 const unsigned prev = __shfl_up_sync(FULL, e, 1);
                 if (__any_sync(FULL, lane < n && e <= (lane ? prev : 0u))) {
                     if (lane == 0)
-                        atomicOr(&a.sc->corrupt, 1u);
+                        atomicOr(&sc->corrupt, 1u);
                     return;   /* positions must be 1..63, strictly increasing */
                 }
                 q[lane] = 0;
@@ -258,19 +260,22 @@ __global__ void __launch_bounds__(FL_THREADS) fl_dec_tile_kernel(const dec_args 
 }
 
 template <typename T, int DIM>
-static void decode_as(const dec_args &a, cudaStream_t s)
+static void decode_as(const dec_args &a, unsigned count, cudaStream_t s)
 {
-    fl_dec_tile_kernel<T, DIM><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
+    if (count == 1)
+        fl_dec_tile_kernel<T, DIM, false><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
+    else
+        fl_dec_tile_kernel<T, DIM, true><<<(unsigned)(count * a.g.ntiles), FL_THREADS, 0, s>>>(a);
 }
 
-cudaError_t fl_launch_decode(const fl_geom *g, const qz_quant *Q, const uint8_t *in,
-                              uint64_t len, void *out, unsigned long long *status,
-                              hzc_scalars *sc, cudaStream_t s)
+cudaError_t fl_launch_decode(const fl_geom *g, int is_f32, const fl_dec_job *jobs,
+                             const fl_dec_job *one, unsigned count, hzc_scalars *sc,
+                             cudaStream_t s)
 {
-    dec_args a = {*g, *Q, in, len, out, status, status + g->ntiles, sc};
-    static void (*const table[2][3])(const dec_args &, cudaStream_t) = {
+    dec_args a = {*g, jobs, sc, one ? *one : fl_dec_job()};
+    static void (*const table[2][3])(const dec_args &, unsigned, cudaStream_t) = {
         {decode_as<double, 1>, decode_as<double, 2>, decode_as<double, 3>},
         {decode_as<float, 1>, decode_as<float, 2>, decode_as<float, 3>}};
-    table[Q->is_f32 ? 1 : 0][g->dim - 1](a, s);
+    table[is_f32 ? 1 : 0][g->dim - 1](a, one ? 1 : count, s);
     return cudaGetLastError();
 }

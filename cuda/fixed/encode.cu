@@ -44,18 +44,16 @@ __device__ void fill_codes(unsigned pred, const int64_t *q, uint64_t fill, int64
     }
 }
 
+/* A chunk alone travels in the parameters (one), where the compiler reads its quantiser as
+ * constants; a batch's chunks in jobs, in device memory. */
 struct enc_args {
     fl_geom g;
-    qz_quant Q;
-    const void *in;
-    uint8_t *tab;               /* base | masks | predictors | header bytes */
-    uint8_t *pay;               /* block payloads, from offset 0 */
-    uint64_t paycap;
-    unsigned long long *st_hdr, *st_bytes;
-    hzc_scalars *sc;
+    const fl_enc_job *jobs;     /* a chunk each, count * g.ntiles tiles in all */
+    hzc_scalars *sc;            /* a chunk each; tickets from sc[0] */
+    fl_enc_job one;
 };
 
-template <typename T, int DIM>
+template <typename T, int DIM, bool MANY>
 __global__ void __launch_bounds__(FL_THREADS) fl_enc_tile_kernel(const enc_args a)
 {
     typedef blk_shape<DIM> S;
@@ -73,13 +71,17 @@ __global__ void __launch_bounds__(FL_THREADS) fl_enc_tile_kernel(const enc_args 
 
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const fl_geom &g = a.g;
-    const T *in = (const T *)a.in;
     if (threadIdx.x == 0)
-        tile_s = atomicAdd(&a.sc->ticket, 1ull);
+        tile_s = atomicAdd(&a.sc[0].ticket, 1ull);
     __syncthreads();
-    const uint64_t t = tile_s, b0 = t * FL_TILE;
+    /* tiles in ticket order, chunk by chunk: a tile waits only on its own chunk's earlier ones */
+    const uint64_t chunk = MANY ? tile_s / g.ntiles : 0, t = MANY ? tile_s % g.ntiles : tile_s;
+    const uint64_t b0 = t * FL_TILE;
+    const fl_enc_job &J = MANY ? a.jobs[chunk] : a.one;
+    hzc_scalars *sc = a.sc + chunk;
+    const T *in = (const T *)J.in;
     const unsigned nb = (unsigned)min((uint64_t)FL_TILE, g.nblocks - b0);
-    const qz_quant Q = a.Q;
+    const qz_quant Q = J.Q;
 
     /* Pass A: quantise each block; its residual statistics under every predictor. The warp's
      * loads are issued together, before any of them is used. */
@@ -203,22 +205,22 @@ __global__ void __launch_bounds__(FL_THREADS) fl_enc_tile_kernel(const enc_args 
         pos_s[lane] = incl - size;
         hpos_s[lane] = (uint8_t)__popc(mask & dv_lanemask_lt());
         uint64_t agg[2] = {(uint64_t)__popc(mask), __shfl_sync(FULL, incl, 31)}, excl[2];
-        unsigned long long *status[2] = {a.st_hdr, a.st_bytes};
+        unsigned long long *status[2] = {J.status, J.status + g.ntiles};
         lb_exclusive<2>(status, t, agg, excl);
         if (lane == 0) {
             hoff_s = excl[0];
             off_s = excl[1];
             pred_s = best;
             mask_s = mask;
-            hz_put_u32(a.tab + FL_OFF_MASKS + 4 * t, mask);
-            a.tab[FL_OFF_MASKS + 4 * g.ntiles + t] = (uint8_t)best;
+            hz_put_u32(J.tab + FL_OFF_MASKS + 4 * t, mask);
+            J.tab[FL_OFF_MASKS + 4 * g.ntiles + t] = (uint8_t)best;
             if (Q.has_fill)
-                hz_put_u32(a.tab + FL_OFF_MASKS + 5 * g.ntiles + 4 * t, fmask);
+                hz_put_u32(J.tab + FL_OFF_MASKS + 5 * g.ntiles + 4 * t, fmask);
             if (t == 0)
-                qz_put_anchor(a.tab + FL_OFF_BASE, &Q);
+                qz_put_anchor(J.tab + FL_OFF_BASE, &Q);
             if (t == g.ntiles - 1) {
-                a.sc->nhdr_total = excl[0] + agg[0];
-                a.sc->bytes_total = excl[1] + agg[1];
+                sc->nhdr_total = excl[0] + agg[0];
+                sc->bytes_total = excl[1] + agg[1];
             }
         }
     }
@@ -235,7 +237,7 @@ __global__ void __launch_bounds__(FL_THREADS) fl_enc_tile_kernel(const enc_args 
         if (!(mask_s >> blk & 1u))   /* empty or all fill */
             continue;
         if (lane == 0)
-            a.tab[tables + hoff_s + hpos_s[blk]] = (uint8_t)hdr;
+            J.tab[tables + hoff_s + hpos_s[blk]] = (uint8_t)hdr;
         uint64_t z0, y0, x0, idx[2];
         fl_block_origin(&g, b0 + blk, &z0, &y0, &x0);
         bool valid[2];
@@ -245,9 +247,9 @@ __global__ void __launch_bounds__(FL_THREADS) fl_enc_tile_kernel(const enc_args 
         const unsigned vb0 = __ballot_sync(FULL, valid[0]), vb1 = __ballot_sync(FULL, valid[1]);
         const uint64_t fill = hdr == FL_HDR_RAW ? 0 : fill_s[blk];
         if (o + (fill ? 8u : 0u) + fl_block_payload_size(hdr, __popc(vb0) + __popc(vb1), esize) >
-            a.paycap)
+            J.paycap)
             continue;   /* does not fit: the host sees the total and reports it */
-        uint8_t *dst = a.pay + o;
+        uint8_t *dst = J.pay + o;
         if (hdr == FL_HDR_RAW) {
             if (valid[0])
                 dv_put_bytes(dst + esize * __popc(vb0 & dv_lanemask_lt()), dv_bits(in[idx[0]]),
@@ -305,12 +307,16 @@ __global__ void __launch_bounds__(FL_THREADS) fl_enc_tile_kernel(const enc_args 
 }
 
 
+/* A chunk a row of the grid (blockIdx.y): jobs[row], or one when jobs is NULL. */
 __global__ void __launch_bounds__(FL_THREADS)
-    fl_enc_assemble_kernel(const uint8_t *tab, const uint8_t *pay, uint8_t *dst, uint64_t cap,
-                    uint64_t tables, hzc_scalars *sc)
+    fl_enc_assemble_kernel(const fl_enc_job *jobs, const fl_enc_job one, hzc_scalars *scs)
 {
-    const uint64_t A = tables + sc->nhdr_total, total = A + sc->bytes_total;
-    if (total > cap)
+    const fl_enc_job &J = jobs ? jobs[blockIdx.y] : one;
+    hzc_scalars *sc = scs + blockIdx.y;
+    const uint8_t *tab = J.tab, *pay = J.pay;
+    uint8_t *dst = J.dst;
+    const uint64_t A = J.tables + sc->nhdr_total, total = A + sc->bytes_total;
+    if (total > J.cap)
         return;
     const uint64_t nw = (total + 3) / 4;
     const bool aligned = ((uintptr_t)dst & 3u) == 0;
@@ -343,29 +349,33 @@ __global__ void __launch_bounds__(FL_THREADS)
         atomicAdd(&sc->sum, s);
 }
 
-cudaError_t fl_launch_assemble(const uint8_t *tab, const uint8_t *pay, uint8_t *dst,
-                                uint64_t cap, uint64_t tables, hzc_scalars *sc, int sms,
-                                cudaStream_t s)
+cudaError_t fl_launch_assemble(const fl_enc_job *jobs, const fl_enc_job *one, unsigned count,
+                               uint64_t cap, hzc_scalars *sc, int sms, cudaStream_t s)
 {
-    fl_enc_assemble_kernel<<<hzc_grid_for((cap + 3) / 4, sms), FL_THREADS, 0, s>>>(tab, pay, dst,
-                                                                                   cap, tables, sc);
+    /* the grid of one chunk, shared among the batch's chunks */
+    const unsigned x = hzc_grid_for((cap + 3) / 4, sms), per = (x + count - 1) / count;
+    fl_enc_assemble_kernel<<<dim3(per, count), FL_THREADS, 0, s>>>(one ? NULL : jobs,
+                                                                   one ? *one : fl_enc_job(), sc);
     return cudaGetLastError();
 }
 
 template <typename T, int DIM>
-static void encode_as(const enc_args &a, cudaStream_t s)
+static void encode_as(const enc_args &a, unsigned count, cudaStream_t s)
 {
-    fl_enc_tile_kernel<T, DIM><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
+    if (count == 1)
+        fl_enc_tile_kernel<T, DIM, false><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
+    else
+        fl_enc_tile_kernel<T, DIM, true><<<(unsigned)(count * a.g.ntiles), FL_THREADS, 0, s>>>(a);
 }
 
-cudaError_t fl_launch_encode(const fl_geom *g, const qz_quant *Q, const void *in, uint8_t *tab,
-                              uint8_t *pay, uint64_t paycap, unsigned long long *status,
-                              hzc_scalars *sc, cudaStream_t s)
+cudaError_t fl_launch_encode(const fl_geom *g, int is_f32, const fl_enc_job *jobs,
+                             const fl_enc_job *one, unsigned count, hzc_scalars *sc,
+                             cudaStream_t s)
 {
-    enc_args a = {*g, *Q, in, tab, pay, paycap, status, status + g->ntiles, sc};
-    static void (*const table[2][3])(const enc_args &, cudaStream_t) = {
+    enc_args a = {*g, jobs, sc, one ? *one : fl_enc_job()};
+    static void (*const table[2][3])(const enc_args &, unsigned, cudaStream_t) = {
         {encode_as<double, 1>, encode_as<double, 2>, encode_as<double, 3>},
         {encode_as<float, 1>, encode_as<float, 2>, encode_as<float, 3>}};
-    table[Q->is_f32 ? 1 : 0][g->dim - 1](a, s);
+    table[is_f32 ? 1 : 0][g->dim - 1](a, one ? 1 : count, s);
     return cudaGetLastError();
 }
