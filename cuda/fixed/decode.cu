@@ -34,7 +34,8 @@ struct dec_args {
 #define STAGE_BYTES (8u + HDR_CODED_MAX)
 
 template <typename T, int DIM, bool MANY>
-__global__ void __launch_bounds__(FL_THREADS) fl_dec_tile_kernel(const dec_args a)
+__global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
+    fl_dec_tile_kernel(const dec_args a)
 {
     typedef blk_shape<DIM> S;
     const unsigned esize = sizeof(T);

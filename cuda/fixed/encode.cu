@@ -54,7 +54,8 @@ struct enc_args {
 };
 
 template <typename T, int DIM, bool MANY>
-__global__ void __launch_bounds__(FL_THREADS) fl_enc_tile_kernel(const enc_args a)
+__global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
+    fl_enc_tile_kernel(const enc_args a)
 {
     typedef blk_shape<DIM> S;
     const unsigned esize = sizeof(T);
