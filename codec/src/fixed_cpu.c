@@ -4,6 +4,7 @@
 #include "fixed.h"
 
 #include "parallel.h"
+#include "scratch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -353,7 +354,7 @@ h5zgpu_status fl_encode_cpu(const fl_geom *g, const qz_quant *Q, const void *in,
     unsigned esize = Q->is_f32 ? 4u : 8u;
     uint8_t *hdrs = malloc(g->nblocks ? g->nblocks : 1);
     tile_sum *ts = malloc(sizeof *ts * (g->ntiles ? g->ntiles : 1));
-    uint8_t *scratch = malloc(g->ntiles * FL_TILE * block_cap(esize));
+    uint8_t *scratch = hz_scratch(g->ntiles * FL_TILE * block_cap(esize));
     h5zgpu_status st = H5ZGPU_OK;
     if (!hdrs || !ts || !scratch) {
         st = H5ZGPU_E_NOMEM;
@@ -388,7 +389,7 @@ h5zgpu_status fl_encode_cpu(const fl_geom *g, const qz_quant *Q, const void *in,
 done:
     free(hdrs);
     free(ts);
-    free(scratch);
+    hz_scratch_free(scratch);
     return st;
 }
 

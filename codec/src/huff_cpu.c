@@ -14,6 +14,7 @@
 #include "huff_axes.h"
 #include "huff_interp.h"
 #include "parallel.h"
+#include "scratch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -359,12 +360,12 @@ static uint64_t exclusive_sum(uint64_t *v, uint64_t n)
 static h5zgpu_status try_interpolation(hf_enc *E, uint64_t lorenzo_cost)
 {
     const hf_geom *g = E->g;
-    int32_t *delta = malloc(g->n * sizeof *delta);
-    uint8_t *kind = malloc(g->n);
+    int32_t *delta = hz_scratch(g->n * sizeof *delta);
+    uint8_t *kind = hz_scratch(g->n);
     uint64_t cost = delta && kind ? hf_ip_encode_cpu(g, E->Q, E->in, delta, kind) : UINT64_MAX;
     if (cost == UINT64_MAX) {
-        free(delta);
-        free(kind);
+        hz_scratch_free(delta);
+        hz_scratch_free(kind);
         return hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
                        (unsigned long long)g->n);
     }
@@ -377,8 +378,8 @@ static h5zgpu_status try_interpolation(hf_enc *E, uint64_t lorenzo_cost)
         delta = p;
         kind = k;
     }
-    free(delta);
-    free(kind);
+    hz_scratch_free(delta);
+    hz_scratch_free(kind);
     return H5ZGPU_OK;
 }
 
@@ -460,11 +461,11 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
     uint64_t *hist = calloc(HF_MAX_SYMS, sizeof *hist);
     hf_book *B0 = malloc(sizeof *B0), *B1 = malloc(sizeof *B1);
     hf_ans_tabs *A = malloc(sizeof *A);
-    uint16_t *words = malloc(nsub_ans * HF_ANS_SUB_WORDS * sizeof *words);
+    uint16_t *words = hz_scratch(nsub_ans * HF_ANS_SUB_WORDS * sizeof *words);
     uint64_t *nwords = malloc(nsub_ans * sizeof *nwords);
-    E.p = malloc(n * sizeof *E.p);
-    E.kind = malloc(n);
-    E.tok = malloc(n * sizeof *E.tok);
+    E.p = hz_scratch(n * sizeof *E.p);
+    E.kind = hz_scratch(n);
+    E.tok = hz_scratch(n * sizeof *E.tok);
     E.run_cost = malloc(4 * hf_sample_runs(g) * sizeof *E.run_cost);
     E.tile_out = malloc(g->ntiles * sizeof *E.tile_out);
     E.tile_verb = malloc(g->ntiles * sizeof *E.tile_verb);
@@ -586,9 +587,9 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
     hz_parallel_for(g->ntiles, lists_task, &E);
     *len = size;
 done:
-    free(E.p);
-    free(E.kind);
-    free(E.tok);
+    hz_scratch_free(E.p);
+    hz_scratch_free(E.kind);
+    hz_scratch_free(E.tok);
     free(E.run_cost);
     free(E.tile_out);
     free(E.tile_verb);
@@ -597,7 +598,7 @@ done:
     free(B0);
     free(B1);
     free(A);
-    free(words);
+    hz_scratch_free(words);
     free(nwords);
     return st;
 }
@@ -618,12 +619,12 @@ h5zgpu_status hf_encode_traced(const hf_geom *g, const qz_quant *Q, unsigned rad
         return encode_coded(g, Q, radius, in, 0, out, cap, len, T);
     hf_geom cg;
     hf_axes_geom(g, axes, &cg);
-    void *coded = malloc(g->n * esize);
+    void *coded = hz_scratch(g->n * esize);
     if (!coded)
         return hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
                        (unsigned long long)g->n);
     hf_axes_gather_cpu(g, axes, esize, in, coded);
     h5zgpu_status st = encode_coded(&cg, Q, radius, coded, axes, out, cap, len, T);
-    free(coded);
+    hz_scratch_free(coded);
     return st;
 }

@@ -10,6 +10,7 @@
 #include "huff_axes.h"
 #include "huff_interp.h"
 #include "parallel.h"
+#include "scratch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -327,7 +328,7 @@ static h5zgpu_status ans_stream(hf_dec *D, const hf_ans_tabs *A)
     const uint8_t *in = D->in;
     const uint64_t nsub = hf_ans_nsub(g->n);
     uint64_t *woff = malloc((nsub + 1) * sizeof *woff);
-    uint16_t *sym = malloc((size_t)A->ntab * HF_ANS_M * sizeof *sym);
+    uint16_t *sym = hz_scratch((size_t)A->ntab * HF_ANS_M * sizeof *sym);
     h5zgpu_status st = H5ZGPU_OK;
     if (!woff || !sym) {
         st = hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
@@ -389,7 +390,7 @@ static h5zgpu_status ans_stream(hf_dec *D, const hf_ans_tabs *A)
         st = corrupt("a sub-chunk's ANS words do not decode to its tokens");
 done:
     free(woff);
-    free(sym);
+    hz_scratch_free(sym);
     return st;
 }
 
@@ -402,10 +403,10 @@ static h5zgpu_status decode_coded(const hf_geom *g, unsigned version, qz_quant *
     /* the tables of the payload's form only (hf_parse checks the form byte itself) */
     const int ans = len > 8 && in[8] == HF_FORM_ANS;
     hf_layout L;
-    uint16_t *table = ans ? NULL : malloc(sizeof(uint16_t) << HF_MAX_LEN);
+    uint16_t *table = ans ? NULL : hz_scratch(sizeof(uint16_t) << HF_MAX_LEN);
     hf_ans_tabs *A = ans ? malloc(sizeof *A) : NULL;
     hf_dec D = {.g = g, .Q = Q, .L = &L, .table = table, .in = in, .out = out};
-    D.delta = malloc(g->n * sizeof *D.delta);
+    D.delta = hz_scratch(g->n * sizeof *D.delta);
     D.sub_bit = ans ? NULL : malloc(g->nsub * sizeof *D.sub_bit);
     h5zgpu_status st = H5ZGPU_OK;
     if (!D.delta || (ans ? !A : !table || !D.sub_bit)) {
@@ -460,9 +461,9 @@ static h5zgpu_status decode_coded(const hf_geom *g, unsigned version, qz_quant *
                        esize == 4 ? hz_get_u32(b) : hz_get_u64(b));
     }
 done:
-    free(table);
+    hz_scratch_free(table);
     free(A);
-    free(D.delta);
+    hz_scratch_free(D.delta);
     free(D.sub_bit);
     return st;
 }
@@ -476,12 +477,12 @@ h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, qz_quant *Q, con
     h5zgpu_status st = hf_payload_axes(g, version, in, len, &axes, &cg);
     if (st != H5ZGPU_OK || !axes)
         return st != H5ZGPU_OK ? st : decode_coded(g, version, Q, in, len, out);
-    void *coded = malloc(g->n * esize);
+    void *coded = hz_scratch(g->n * esize);
     if (!coded)
         return hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
                        (unsigned long long)g->n);
     if ((st = decode_coded(&cg, version, Q, in, len, coded)) == H5ZGPU_OK)
         hf_axes_scatter_cpu(g, axes, esize, coded, out);
-    free(coded);
+    hz_scratch_free(coded);
     return st;
 }

@@ -6,6 +6,7 @@
 #include "elements.h"
 #include "huff_interp.h"
 #include "parallel.h"
+#include "scratch.h"
 
 #include <stdlib.h>
 
@@ -131,7 +132,7 @@ uint64_t hf_ip_encode_cpu(const hf_geom *g, const qz_quant *Q, const void *in, i
                           uint8_t *kind)
 {
     ip_run C = {.g = g, .Q = Q, .in = in, .delta = delta, .kind = kind};
-    C.u = malloc(g->n * sizeof *C.u);
+    C.u = hz_scratch(g->n * sizeof *C.u);
     if (!C.u)
         return UINT64_MAX;
     C.cost = code_element(&C, 0, hf_sampled(g, 0), 0, 0); /* the first element, position 0 */
@@ -140,7 +141,7 @@ uint64_t hf_ip_encode_cpu(const hf_geom *g, const qz_quant *Q, const void *in, i
         if (C.P.npts)
             hz_parallel_for(C.P.cnt[0] * C.P.cnt[1], pass_enc_task, &C);
     }
-    free(C.u);
+    hz_scratch_free(C.u);
     return C.cost;
 }
 
@@ -179,7 +180,7 @@ h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const qz_quant *Q, const int32_
                                void *out)
 {
     ip_run C = {.g = g, .Q = Q, .delta = (int32_t *)delta, .out = out};
-    C.u = malloc(g->n * sizeof *C.u);
+    C.u = hz_scratch(g->n * sizeof *C.u);
     if (!C.u)
         return H5ZGPU_E_NOMEM;
     decode_element(&C, 0, 0, 0); /* the first element, position 0 */
@@ -188,6 +189,6 @@ h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const qz_quant *Q, const int32_
         if (C.P.npts)
             hz_parallel_for(C.P.cnt[0] * C.P.cnt[1], pass_dec_task, &C);
     }
-    free(C.u);
+    hz_scratch_free(C.u);
     return C.bad ? H5ZGPU_E_CORRUPT : H5ZGPU_OK;
 }
