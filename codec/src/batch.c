@@ -1,9 +1,9 @@
-/* Many chunks in one call: the chunks of a device batch the GPU codes together (batch_fixed.c)
- * first, then the others on up to HZ_BATCH_STREAMS threads at once on the GPU, each call with its own workspace
- * and stream (cuda/backend/workspace.cu), so that one chunk's copies, kernels and
- * synchronisations overlap the others'; on the CPU one after another, each spread over the
- * cores. Device buffers always go the GPU way. Either way the bytes are those of one call a
- * chunk. */
+/* Many chunks in one call: the chunks of a device batch that the GPU codes together
+ * (batch_fixed.c) first, then the others on up to HZ_BATCH_STREAMS threads at once on the GPU,
+ * each call with its own workspace and stream (cuda/backend/workspace.cu), so that one chunk's
+ * copies, kernels and synchronisations overlap the others'; on the CPU one after another, each
+ * spread over the cores. Device buffers always go the GPU way. Either way the bytes are those
+ * of one call a chunk. */
 #include "batch.h"
 
 #include "error.h"
@@ -81,9 +81,12 @@ static h5zgpu_status run(hz_batch *b, size_t *done)
     for (size_t i = 0; i < b->count; i++)
         b->st[i] = H5ZGPU_E_INVALID_ARG;   /* not run: after a failure */
     hz_batch_fixed(b);
+    size_t left = 0;   /* chunks still to run, before any failure */
+    for (size_t i = 0; i < b->count && !hz_batch_past_failure(b, i); i++)
+        left += !b->taken[i];
     pthread_t tid[HZ_BATCH_STREAMS];
     unsigned nt = 0;
-    const size_t want = t.gpu ? (b->count < HZ_BATCH_STREAMS ? b->count : HZ_BATCH_STREAMS) : 0;
+    const size_t want = t.gpu ? (left < HZ_BATCH_STREAMS ? left : HZ_BATCH_STREAMS) : 0;
     while (nt + 1 < want && pthread_create(&tid[nt], NULL, worker, b) == 0)
         nt++;
     worker(b);   /* the caller's thread is one of them: the chunks left before any failure */
