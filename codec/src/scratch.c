@@ -17,7 +17,8 @@ typedef struct scratch_cache {
 } scratch_cache;
 
 /* The thread's cache; the key frees it when the thread ends (the TLS pointer keeps it reachable
- * for leak checkers while the thread lives). */
+ * for leak checkers while the thread lives). The destructor's code stays loaded: the plugin is
+ * linked nodelete (filter/CMakeLists.txt), and nothing unloads the libraries. */
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t key;
 static int key_ok;
