@@ -359,7 +359,8 @@ static void decompress_all(hz_batch *b)
         if (placed[first] || !ok[first] || !joins(b, first, &all[first], &all[first]))
             continue;
         const hz_header *h0 = &all[first];
-        const unsigned most = group_size(joined, hz_count(h0->rank, h0->dims) * hz_esize(h0->dtype));
+        const uint64_t raw = hz_count(h0->rank, h0->dims) * hz_esize(h0->dtype);
+        const unsigned most = group_size(joined, raw);
         start[ng++] = used;
         for (size_t i = first; i < n && used - start[ng - 1] < most; i++)
             if (!placed[i] && ok[i] && joins(b, i, &all[i], h0)) {

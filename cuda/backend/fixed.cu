@@ -238,7 +238,8 @@ static h5zgpu_status decode_many(const fl_geom *g, unsigned count, const hz_head
     unsigned k = 0;   /* the chunks launched: those whose payload holds its tables */
     uint8_t *d_in = NULL, *fin;
     /* host copies: their places and lengths */
-    void **moves = (void **)malloc(count * sizeof *moves), **outs = (void **)malloc(count * sizeof *outs);
+    void **moves = (void **)malloc(count * sizeof *moves);
+    void **outs = (void **)malloc(count * sizeof *outs);
     uint64_t *lens = (uint64_t *)malloc(count * sizeof *lens);
     h5zgpu_status st = tiles_fit(g, count);
     c.ws = NULL;
