@@ -4,7 +4,8 @@ Every filter gets the same absolute tolerance (a fraction of each field's value 
 same 64^3 chunks and the same data: h5zgpu (filter 33900, ABS), SZ3 and ZFP (accuracy mode) from
 PyPI's hdf5plugin, and gzip-1 + shuffle as the lossless anchor. Prints a markdown table.
 
-usage: python bench/h5_peers.py DATA_DIR N [--tol 1e-3,1e-4] [--fields a,b] [--out file.md]
+usage: python bench/h5_peers.py DATA_DIR N [--tol 1e-3,1e-4] [--fields a,b] [--filters h5zgpu,SZ3]
+                                [--out file.md]
   DATA_DIR holds nyx_<field>.f32 (bench/gen_nyx_like.py DATA_DIR N)
 Needs h5py, numpy, hdf5plugin, and HDF5_PLUGIN_PATH naming the directory of libh5zgpu_filter.so.
 """
@@ -57,6 +58,8 @@ def main():
     ap.add_argument("n", type=int)
     ap.add_argument("--tol", default="1e-3,1e-4")
     ap.add_argument("--fields", default=",".join(FIELDS))
+    ap.add_argument("--filters", default="",
+                    help="only the filters whose names start with one of these (default: all)")
     ap.add_argument("--out")
     args = ap.parse_args()
     n = args.n
@@ -72,6 +75,8 @@ def main():
             for rel in (float(t) for t in args.tol.split(",")):
                 tol = rel * rng
                 for name, kw in filters(tol):
+                    if args.filters and not name.startswith(tuple(args.filters.split(","))):
+                        continue
                     lossless = name.startswith("gzip")
                     if lossless and rel != float(args.tol.split(",")[0]):
                         continue

@@ -24,6 +24,42 @@ static void finish_tables(hf_ans_tabs *A)
     }
 }
 
+/* Counts of the tokens of each table over [i0, i1) of the tile-major order, into count (rows
+ * of stride tokens, zeroed here). */
+static void count_range(const hf_geom *g, unsigned pred, const uint16_t *tok, uint64_t i0,
+                        uint64_t i1, uint32_t *count, unsigned stride)
+{
+    memset(count, 0, (size_t)hf_ans_tables_of(pred) * stride * sizeof *count);
+    if (i0 >= i1)
+        return;
+    hf_walk w;
+    hf_walk_at(g, &w, i0);
+    for (uint64_t i = i0; i < i1; i++, hf_walk_next(g, &w)) {
+        const unsigned x = (i + 1) % HF_ANS_SUB && i + 1 < g->n ? hf_ans_context(tok[i + 1]) : 0;
+        count[hf_ans_table(hf_walk_class(&w, pred), x) * stride + tok[i]]++;
+    }
+}
+
+typedef struct count_run {
+    const hf_geom *g;
+    unsigned pred, stride, slices;
+    const uint16_t *tok;
+    uint32_t *count;        /* a slice's counts after another's */
+} count_run;
+
+static void count_task(void *ctx, uint64_t k)
+{
+    const count_run *C = ctx;
+    const uint64_t n = C->g->n;
+    count_range(C->g, C->pred, C->tok, hz_slice_start(n, C->slices, (unsigned)k),
+                hz_slice_start(n, C->slices, (unsigned)k + 1),
+                C->count + k * hf_ans_tables_of(C->pred) * C->stride, C->stride);
+}
+
+/* Elements a slice of the counts counts at least: its counts cost 2R words a table to clear
+ * and to add. */
+#define HF_ANS_COUNT_SLICE 32768u
+
 void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
                    hf_ans_tabs *A)
 {
@@ -31,18 +67,27 @@ void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *
     uint64_t total[HF_ANS_TABLES] = {0};
     A->ntab = hf_ans_tables_of(pred);
     memset(A->cum, 0, sizeof A->cum);
-    hf_walk w;
-    hf_walk_at(g, &w, 0);
-    for (uint64_t i = 0; i < g->n; i++, hf_walk_next(g, &w)) {
-        const unsigned x = (i + 1) % HF_ANS_SUB && i + 1 < g->n ? hf_ans_context(tok[i + 1]) : 0;
-        const unsigned b = hf_ans_table(hf_walk_class(&w, pred), x);
-        count[b][tok[i]]++;
-        total[b]++;
+    count_run C = {g, pred, 2 * R, hz_slices(g->n, HF_ANS_COUNT_SLICE), tok, NULL};
+    if (C.slices > 1)
+        C.count = malloc((size_t)C.slices * A->ntab * C.stride * sizeof *C.count);
+    if (C.count) {
+        hz_parallel_slices(C.slices, count_task, &C);
+        for (unsigned k = 0; k < C.slices; k++)
+            for (unsigned b = 0; b < A->ntab; b++) {
+                const uint32_t *c = C.count + ((size_t)k * A->ntab + b) * C.stride;
+                for (unsigned t = 0; t < C.stride; t++)
+                    count[b][t] += c[t];
+            }
+        free(C.count);
+    } else {
+        count_range(g, pred, tok, 0, g->n, &count[0][0], 2 * HF_RADIUS_MAX);
     }
     for (unsigned b = 0; b < A->ntab; b++) {
         unsigned m = 0;
-        for (unsigned t = 0; t < 2 * R; t++)
+        for (unsigned t = 0; t < 2 * R; t++) {
             m = count[b][t] ? t + 1 : m;
+            total[b] += count[b][t];
+        }
         A->m[b] = m;
         if (m)
             hf_ans_normalize(count[b], m, total[b], A->freq[b]);

@@ -450,6 +450,62 @@ static uint64_t put_huffman_stream(hf_enc *E, uint8_t *out, uint64_t o, hf_trace
     return o;
 }
 
+/* A histogram of form f's tokens (HF_FORM_CODES: the tokens themselves), m of them, over
+ * slices of the sub-chunks, each on a thread of its own, then summed. */
+typedef struct hist_run {
+    const hf_enc *E;
+    unsigned form, rs, m, slices;
+    uint64_t *count;        /* a slice's m counts after another's */
+} hist_run;
+
+static void hist_task(void *ctx, uint64_t k)
+{
+    const hist_run *H = ctx;
+    const hf_enc *E = H->E;
+    const uint64_t n = E->g->n, nsub = E->g->nsub;
+    const uint64_t s0 = hz_slice_start(nsub, H->slices, (unsigned)k);
+    const uint64_t s1 = hz_slice_start(nsub, H->slices, (unsigned)k + 1);
+    uint64_t *c = H->count + k * H->m;
+    memset(c, 0, H->m * sizeof *c);
+    if (H->form == HF_FORM_CODES) {
+        /* four counters a token, so that runs of one token do not wait on one counter */
+        uint32_t four[4][2 * HF_RADIUS_MAX] = {{0}};
+        uint64_t i = s0 * HF_SUB;
+        const uint64_t end = s1 * HF_SUB < n ? s1 * HF_SUB : n;
+        for (; i + 4 <= end; i += 4)
+            for (unsigned k = 0; k < 4; k++)
+                four[k][E->tok[i + k]]++;
+        for (; i < end; i++)
+            four[0][E->tok[i]]++;
+        for (unsigned t = 0; t < H->m; t++)
+            c[t] = (uint64_t)four[0][t] + four[1][t] + four[2][t] + four[3][t];
+        return;
+    }
+    for (uint64_t s = s0; s < s1; s++)
+        sub_tokens(E->tok, n, s, H->form, H->rs, E->R, count_token, c);
+}
+
+/* Sub-chunks a slice of a histogram counts at least. */
+#define HF_HIST_SLICE 8u
+
+static void histogram(const hf_enc *E, unsigned form, unsigned rs, unsigned m, uint64_t *hist)
+{
+    hist_run H = {E, form, rs, m, hz_slices(E->g->nsub, HF_HIST_SLICE), hist};
+    uint64_t *slices = H.slices > 1 ? malloc((size_t)H.slices * m * sizeof *slices) : NULL;
+    if (!slices) {
+        H.slices = 1;
+        hist_task(&H, 0);
+        return;
+    }
+    H.count = slices;
+    hz_parallel_slices(H.slices, hist_task, &H);
+    memcpy(hist, slices, m * sizeof *hist);
+    for (unsigned k = 1; k < H.slices; k++)
+        for (unsigned t = 0; t < m; t++)
+            hist[t] += slices[(size_t)k * m + t];
+    free(slices);
+}
+
 /* The payload of the coded array g (the chunk's folded axes in the order axes). */
 static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned R,
                                   const void *in, unsigned axes, uint8_t *out, uint64_t cap,
@@ -494,8 +550,7 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
     uint64_t n_verb = exclusive_sum(E.tile_verb, g->ntiles);
 
     /* form 0: every element a token */
-    for (uint64_t i = 0; i < n; i++)
-        hist[E.tok[i]]++;
+    histogram(&E, HF_FORM_CODES, 0, 2 * R, hist);
     unsigned rs = 0;
     for (unsigned s = 1; s < 2 * R; s++)
         if (hist[s] > hist[rs])
@@ -524,9 +579,7 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
         if (!may[f])
             continue;
         hf_book *Bf = E.B == B1 ? B0 : B1; /* the one not holding the best so far */
-        memset(hist, 0, HF_MAX_SYMS * sizeof *hist);
-        for (uint64_t s = 0; s < g->nsub; s++)
-            sub_tokens(E.tok, n, s, f, rs, R, count_token, hist);
+        histogram(&E, f, rs, 2 * R + HF_RUN_MAX, hist);
         build_book(hist, 2 * R + HF_RUN_MAX, R, Bf);
         uint64_t sf = payload_size(g, esize, Bf, n_out, n_verb);
         if (sf < size) {

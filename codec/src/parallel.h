@@ -1,6 +1,7 @@
-/* A parallel for over the cores, with threads that live for one call only: unlike an OpenMP
- * pool, nothing is left parked in the process, so a fork()ed child and a plugin unloaded by
- * HDF5 are both safe. */
+/* A parallel for over the cores, on a pool of threads started on first use and parked between
+ * calls: a 64^3 Huffman chunk makes about 18 calls, and starting threads for each cost more
+ * than the work on many cores. Concurrent callers share the pool; a fork()ed child starts with
+ * an empty one. */
 #ifndef H5ZGPU_PARALLEL_H
 #define H5ZGPU_PARALLEL_H
 
@@ -11,5 +12,19 @@ typedef void (*hz_task)(void *ctx, uint64_t i);
 /* Calls task(ctx, i) once for every i in [0, n), on up to H5ZGPU_THREADS (default: the online
  * cores) threads, the caller's among them; returns when all are done. */
 void hz_parallel_for(uint64_t n, hz_task task, void *ctx);
+
+/* For work that sums what parts of [0, n) hold (counts, extremes): how many slices of at least
+ * min items each to cut it into, one a thread hz_parallel_for may use (at least 1). Slice k of s
+ * holds [hz_slice_start(n, s, k), hz_slice_start(n, s, k + 1)). */
+unsigned hz_slices(uint64_t n, uint64_t min);
+
+static inline uint64_t hz_slice_start(uint64_t n, unsigned s, unsigned k)
+{
+    return n / s * k + n % s * k / s;
+}
+
+/* Calls task(ctx, k) for every slice k of s, a thread each (hz_parallel_for takes items in
+ * groups). */
+void hz_parallel_slices(unsigned s, hz_task task, void *ctx);
 
 #endif

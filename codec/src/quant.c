@@ -1,8 +1,9 @@
 /* The quantiser's set-up on the host: from a chunk's statistics (encoding) or its header
- * (decoding), and the statistics themselves on the CPU. */
+ * (decoding), and the statistics themselves on the CPU, in slices on the pool's threads. */
 #include "quant.h"
 
 #include "elements.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <string.h>
@@ -49,24 +50,43 @@ void qz_decoder(qz_quant *Q, h5zgpu_mode mode, double eb_abs, int is_f32, unsign
     Q->fine_step = hz_mul(Q->twoeb, Q->unit);
 }
 
-void qz_stats_cpu(const void *in, uint64_t n, const qz_quant *fill, h5zgpu_mode mode, int *any,
-                  double *lo, double *hi, qz_census *census)
+/* The statistics of one slice of a chunk's elements. */
+typedef struct qz_part {
+    int seen;
+    double lo, hi;
+    qz_census census;
+} qz_part;
+
+typedef struct stats_run {
+    const void *in;
+    uint64_t n;
+    const qz_quant *fill;
+    h5zgpu_mode mode;
+    unsigned slices;
+    qz_part *part;
+} stats_run;
+
+static void stats_task(void *ctx, uint64_t k)
 {
+    const stats_run *S = ctx;
+    qz_part *P = &S->part[k];
     double mn = 0, mx = 0;
     int seen = 0;
-    memset(census, 0, sizeof *census);
-    for (uint64_t i = 0; i < n; i++) {
+    memset(&P->census, 0, sizeof P->census);
+    for (uint64_t i = hz_slice_start(S->n, S->slices, (unsigned)k),
+                  end = hz_slice_start(S->n, S->slices, (unsigned)k + 1);
+         i < end; i++) {
         uint64_t bits;
-        double v = hz_element(in, fill->is_f32, i, &bits);
-        if (qz_is_fill(fill, bits)) {
-            census->fill++;
+        double v = hz_element(S->in, S->fill->is_f32, i, &bits);
+        if (qz_is_fill(S->fill, bits)) {
+            P->census.fill++;
             continue;
         }
-        if (v != v && census->nan++ == 0)
-            census->nan_bits = bits;
+        if (v != v && P->census.nan++ == 0)
+            P->census.nan_bits = bits;
         if (!hz_is_finite(v))
             continue;
-        if (mode == H5ZGPU_MODE_PWREL) {
+        if (S->mode == H5ZGPU_MODE_PWREL) {
             if (v == 0.0)
                 continue;
             v = qz_log2lin(v < 0 ? -v : v);
@@ -77,9 +97,41 @@ void qz_stats_cpu(const void *in, uint64_t n, const qz_quant *fill, h5zgpu_mode 
             mx = v;
         seen = 1;
     }
-    *any = seen;
-    *lo = mn;
-    *hi = mx;
+    P->seen = seen;
+    P->lo = mn;
+    P->hi = mx;
+}
+
+/* Elements a slice of the statistics reads at least. */
+#define QZ_STATS_SLICE 65536u
+#define QZ_STATS_SLICES_MAX 64u
+
+void qz_stats_cpu(const void *in, uint64_t n, const qz_quant *fill, h5zgpu_mode mode, int *any,
+                  double *lo, double *hi, qz_census *census)
+{
+    qz_part part[QZ_STATS_SLICES_MAX];
+    const unsigned s = hz_slices(n, QZ_STATS_SLICE);
+    stats_run S = {in, n, fill, mode, s < QZ_STATS_SLICES_MAX ? s : QZ_STATS_SLICES_MAX, part};
+    hz_parallel_slices(S.slices, stats_task, &S);
+    /* the slices in element order: the same extremes (the first of equal ones) and the same
+     * first NaN as one pass over the chunk */
+    qz_part all = part[0];
+    for (unsigned k = 1; k < S.slices; k++) {
+        const qz_part *P = &part[k];
+        if (P->census.nan && !all.census.nan)
+            all.census.nan_bits = P->census.nan_bits;
+        all.census.nan += P->census.nan;
+        all.census.fill += P->census.fill;
+        if (P->seen && (!all.seen || P->lo < all.lo))
+            all.lo = P->lo;
+        if (P->seen && (!all.seen || P->hi > all.hi))
+            all.hi = P->hi;
+        all.seen |= P->seen;
+    }
+    *any = all.seen;
+    *lo = all.lo;
+    *hi = all.hi;
+    *census = all.census;
 }
 
 void qz_choose_fill(qz_quant *Q, int declared, uint64_t declared_bits, const qz_census *census)

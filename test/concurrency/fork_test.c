@@ -2,8 +2,9 @@
  * the codec compress and decompress different data at the same moment with H5ZGPU_DEVICE's
  * executor (two processes on one GPU, on the device); their chunks must equal the CPU
  * reference's bytes. Phase 2: after this process has used the codec (on the device a CUDA
- * context exists; a thread pool kept by the codec would hang a forked child, as libgomp's did),
- * two forked children compress on the CPU: no hang, the same bytes. A child that hangs is killed
+ * context exists; the codec's thread pool runs, and a pool that did not start afresh in the
+ * child would hang it, as libgomp's did), two forked children compress on the CPU: no hang, the
+ * same bytes. A child that hangs is killed
  * by its alarm and counts as a failure. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "util.h"

@@ -22,6 +22,7 @@ run "$bin/fuzz/fuzz_roundtrip_replay" "$src/fuzz/corpus/roundtrip"
 run "$bin/fuzz/fuzz_decode_replay" "$src/fuzz/corpus/decode" "$src/golden"
 run "$bin/fuzz/fuzz_payload_replay" "$src/fuzz/corpus/payload"
 run "$bin/codec_corrupt"
+run "$bin/concurrency/pool_test"
 # every 37th case of the CI run: 37 is prime to every axis of the case space, so every
 # generator, mode, bound, type and shape still occurs
 run "$bin/property/property_test" small --stride 37
