@@ -2,8 +2,9 @@
 the same writes through `dset[...] = ` and through h5zgpu.write leave every chunk byte for byte
 the same, for each codec and mode, float32 and float64, little- and big-endian files, edge
 chunks, a fill value, and hyperslabs that cover chunks in part (the chunk's other values are
-kept); h5zgpu.read equals h5py's read. Datasets it cannot write as the filter would (another
-filter, no chunks) are refused with a message.
+kept), in one batch and in batches of three (pipelined); h5zgpu.read equals h5py's read.
+Datasets it cannot write as the filter would (another filter, no chunks) are refused with a
+message.
 """
 import itertools
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 import h5zgpu
+import h5zgpu.bulk
 
 SHAPE, CHUNKS = (37, 50, 21), (16, 16, 16)
 
@@ -38,10 +40,20 @@ def pair(tmp_path, dtype, codec, mode, eb, **kw):
     return f1, f2, f1.create_dataset("x", **opts), f2.create_dataset("x", **opts)
 
 
+def small_batches(monkeypatch, batch):
+    """Batches of `batch` chunks (None: the default): each batch is made while the one before
+    is stored (or read while the one before is placed), in two alternating slots."""
+    if batch:
+        monkeypatch.setattr(h5zgpu.bulk, "BATCH_CHUNKS", batch)
+        monkeypatch.setattr(h5zgpu.bulk, "BATCH_MIN", 1)
+
+
 @pytest.mark.parametrize("dtype", ["<f4", "<f8", ">f4"])
 @pytest.mark.parametrize("mode,eb", [("abs", 1e-3), ("rel", 1e-3), ("pwrel", 1e-2)])
 @pytest.mark.parametrize("codec", ["fixed", "huffman", "auto"])
-def test_write_matches_the_filter(tmp_path, codec, mode, eb, dtype):
+@pytest.mark.parametrize("batch", [None, 3])
+def test_write_matches_the_filter(tmp_path, monkeypatch, batch, codec, mode, eb, dtype):
+    small_batches(monkeypatch, batch)
     f1, f2, d1, d2 = pair(tmp_path, dtype, codec, mode, eb)
     with f1, f2:
         a = field(SHAPE, 1)
@@ -101,11 +113,14 @@ def _cupy_on_a_gpu():
 @pytest.mark.skipif(not _cupy_on_a_gpu(), reason="needs CuPy, a GPU and a CUDA build: runs on "
                     "the device (scripts/device/suite.sh io)")
 @pytest.mark.parametrize("codec", ["fixed", "huffman"])
-def test_gpu_arrays_match_the_filter(tmp_path, codec):
+@pytest.mark.parametrize("batch", [None, 3])
+def test_gpu_arrays_match_the_filter(tmp_path, monkeypatch, codec, batch):
     """From and into CuPy arrays: the same chunks as the filter path, edge and partial chunks
-    included, and reads equal h5py's."""
+    included, and reads equal h5py's; in one batch, and in batches of three (made while the one
+    before is stored)."""
     import cupy as cp
 
+    small_batches(monkeypatch, batch)
     f1, f2, d1, d2 = pair(tmp_path, "<f4", codec, "rel", 1e-3)
     with f1, f2:
         a = field(SHAPE, 4).astype(np.float32)

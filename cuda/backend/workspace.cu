@@ -257,9 +257,8 @@ void hzc_call_end(hzc_call *c, h5zgpu_status st)
 
 /* Copies of HZC_HOST_PAR bytes or more between the caller's host memory and the pinned buffer
  * run in slices over the cores (hz_parallel_for): one core's memcpy held a 64 MiB chunk's
- * transfer to ~7 GB/s against the DMA's 55. Smaller ones stay a memcpy on the calling thread,
- * which is what hz_parallel_for would leave them (it gives a thread 8 slices at a time) after
- * asking the system for its cores. */
+ * transfer to ~7 GB/s against the DMA's 55. Smaller ones stay a memcpy on the calling thread:
+ * waking the pool's threads costs more than they would save. */
 #define HZC_HOST_SLICE (256u << 10)
 #define HZC_HOST_PAR (16u * HZC_HOST_SLICE)
 

@@ -20,8 +20,12 @@ import numpy as np
 
 FILTER_ID = 33900
 MAX_RANK = 32
-BATCH = 64     # chunks a batch: compressed together while the previous batch is written
-CUTTERS = 8    # threads that cut a batch's chunks out of the array (NumPy copies drop the GIL)
+# A batch is compressed (or decompressed) together while the previous one is stored (or placed):
+# at most 64 chunks and 64 MiB of values, at least 8 chunks (the batch API keeps 8 in flight).
+BATCH_CHUNKS = 64
+BATCH_BYTES = 64 << 20
+BATCH_MIN = 8
+CUTTERS = 8    # threads that cut chunks out of the array and place them (NumPy copies drop the GIL)
 _LIB_FILE = "libh5zgpu.so"
 
 
@@ -120,6 +124,9 @@ class _Layout:
         if tuple(self.params.dims[:self.params.rank]) != self.chunks:
             raise ValueError("h5zgpu: the dataset's cd_values do not match its chunk shape")
         self.dtype = np.dtype(np.float32 if self.params.dtype == 1 else np.float64)
+        self.full = int(np.prod(self.chunks))
+        self.batch = max(BATCH_MIN, min(BATCH_CHUNKS,
+                                        BATCH_BYTES // (self.full * self.dtype.itemsize)))
         self.fill = self.dtype.type(self.params.fill if self.params.has_fill else 0.0)
         self.cap = _load().h5zgpu_compress_bound(ctypes.byref(self.params))
 
@@ -182,14 +189,16 @@ def _stored(dset, origin):
     return data
 
 
-def _decompress(layout, blobs):
-    """Chunk arrays from compressed chunks (batched)."""
+def _decompress(layout, blobs, outs=None):
+    """Chunk arrays from compressed chunks (bytes-like; batched), into outs when given (arrays
+    of the chunk's shape, C-contiguous)."""
     lib = _load()
     n = len(blobs)
-    outs = [np.empty(layout.chunks, dtype=layout.dtype) for _ in range(n)]
-    keep = [ctypes.create_string_buffer(b, len(b)) for b in blobs]
-    ins = (ctypes.c_void_p * n)(*[ctypes.addressof(k) for k in keep])
-    in_len = (ctypes.c_size_t * n)(*[len(b) for b in blobs])
+    if outs is None:
+        outs = [np.empty(layout.chunks, dtype=layout.dtype) for _ in range(n)]
+    views = [np.frombuffer(b, dtype=np.uint8) for b in blobs]   # no copies; kept alive here
+    ins = (ctypes.c_void_p * n)(*[v.ctypes.data for v in views])
+    in_len = (ctypes.c_size_t * n)(*[v.nbytes for v in views])
     out_p = (ctypes.c_void_p * n)(*[o.ctypes.data for o in outs])
     cap = (ctypes.c_size_t * n)(*[o.nbytes for o in outs])
     out_len = (ctypes.c_size_t * n)()
@@ -201,7 +210,7 @@ def _decompress(layout, blobs):
 
 def _compress(layout, arrays, space):
     """Compressed bytes of chunk arrays (batched; the library releases the GIL), made in space
-    (a uint8 array of at least len(arrays) x layout.cap bytes)."""
+    (a uint8 array of at least len(arrays) x layout.cap bytes): views into it."""
     lib = _load()
     n = len(arrays)
     ins = (ctypes.c_void_p * n)(*[a.ctypes.data for a in arrays])
@@ -211,11 +220,36 @@ def _compress(layout, arrays, space):
     done = ctypes.c_size_t()
     _check(lib.h5zgpu_compress_batch(ctypes.byref(layout.params), n, ins, out_p, cap, out_len,
                                      None, ctypes.byref(done)), "compressing chunks")
-    return [space[i * layout.cap:i * layout.cap + out_len[i]].tobytes() for i in range(n)]
+    return [space[i * layout.cap:i * layout.cap + out_len[i]] for i in range(n)]
 
 
 def _is_gpu_array(a):
     return hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray)
+
+
+def _batches(layout, origins):
+    return [origins[i:i + layout.batch] for i in range(0, len(origins), layout.batch)]
+
+
+def _pipeline(batches, prepare, compute, use):
+    """For each batch: prepare(i, batch) here while the batch before is computed, compute(i) on
+    another thread (a library call, which holds no GIL), then use(i, batch, result) here while
+    the next batch is computed. The calls that need the GIL (h5py's, CuPy's launches) run on
+    this thread or on threads it waits for: on the other thread, each waited for Python's
+    switch interval while h5py held the GIL. prepare and compute alternate between two slots
+    (i % 2) of their buffers."""
+    if not batches:
+        return
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        prepare(0, batches[0])
+        pending = worker.submit(compute, 0)
+        for i in range(len(batches)):
+            if i + 1 < len(batches):
+                prepare(i + 1, batches[i + 1])
+            result = pending.result()
+            if i + 1 < len(batches):
+                pending = worker.submit(compute, i + 1)
+            use(i, batches[i], result)
 
 
 def write(dset, data, selection=None):
@@ -231,43 +265,44 @@ def write(dset, data, selection=None):
     if _is_gpu_array(data):
         return _write_gpu(dset, layout, data, start, stop)
     data = np.asarray(data)
-    origins = _chunks_of(layout, dset.shape, start, stop)
-    full_chunk = np.prod(layout.chunks)
+    batches = _batches(layout, _chunks_of(layout, dset.shape, start, stop))
+    # two slots of cut chunks and compressed bytes, reused batch after batch
+    cut = [np.empty((layout.batch,) + layout.chunks, dtype=layout.dtype) for _ in range(2)]
+    space = [np.empty(layout.batch * layout.cap, dtype=np.uint8) for _ in range(2)]
 
-    def cut_one(o):
+    def cut_one(o, into):
         """The chunk at o as the filter gets it: the selection's values, the rest kept (read
         back) or the fill value; a chunk the selection covers whole is one copy."""
         inside, own, sel, whole = _parts(o, layout.chunks, dset.shape, start, stop)
-        if whole and np.prod([s.stop for s in inside]) == full_chunk:
-            return np.ascontiguousarray(data[sel], dtype=layout.dtype)
+        if whole and np.prod([s.stop for s in inside]) == layout.full:
+            np.copyto(into, data[sel], casting="unsafe")
+            return
         old = None if whole else _stored(dset, o)
-        a = (_decompress(layout, [old])[0] if old is not None
-             else np.full(layout.chunks, layout.fill, dtype=layout.dtype))
-        a[own] = data[sel]
-        return a
+        if old is not None:
+            _decompress(layout, [old], [into])
+        else:
+            into[...] = layout.fill
+        into[own] = data[sel]
 
-    # the compressed bytes leave it as bytes objects: one batch at a time uses it
-    space = np.empty(BATCH * layout.cap, dtype=np.uint8)
+    with ThreadPoolExecutor(max_workers=CUTTERS) as cutters:
+        def prepare(i, batch):
+            list(cutters.map(cut_one, batch, cut[i % 2]))
 
-    def encode(batch, cutters):
-        return _compress(layout, list(cutters.map(cut_one, batch)), space)
+        def compute(i):
+            return _compress(layout, cut[i % 2][:len(batches[i])], space[i % 2])
 
-    batches = [origins[i:i + BATCH] for i in range(0, len(origins), BATCH)]
-    with ThreadPoolExecutor(max_workers=1) as pool, \
-            ThreadPoolExecutor(max_workers=CUTTERS) as cutters:
-        pending = pool.submit(encode, batches[0], cutters) if batches else None
-        for i, batch in enumerate(batches):
-            blobs = pending.result()
-            if i + 1 < len(batches):
-                pending = pool.submit(encode, batches[i + 1], cutters)
+        def store(i, batch, blobs):
             for o, b in zip(batch, blobs):
                 dset.id.write_direct_chunk(o, b, 0)
+
+        _pipeline(batches, prepare, compute, store)
 
 
 def read(dset, selection=None, out=None):
     """dset[selection] (slices with step 1; None: the whole dataset) through direct chunk reads
     and batched decompression, into out when given: a NumPy array of the selection's shape, or a
-    GPU array (CuPy), which is filled on the GPU."""
+    GPU array (CuPy), which is filled on the GPU. The next batch's chunks are read from the file
+    while this batch is decompressed and placed."""
     layout = _Layout(dset)
     start, stop = _selection(dset, selection)
     want = tuple(b - a for a, b in zip(start, stop))
@@ -276,18 +311,36 @@ def read(dset, selection=None, out=None):
     elif tuple(out.shape) != want or np.dtype(out.dtype) != layout.dtype:
         raise ValueError(f"h5zgpu: out of shape {tuple(out.shape)} and type {out.dtype} for a "
                          f"selection of shape {want} and type {layout.dtype}")
+    batches = _batches(layout, _chunks_of(layout, dset.shape, start, stop))
+
+    def fetch(i, batch):
+        return [_stored(dset, o) for o in batch]
+
     if _is_gpu_array(out):
-        return _read_gpu(dset, layout, out, start, stop)
-    origins = _chunks_of(layout, dset.shape, start, stop)
-    for i in range(0, len(origins), BATCH):
-        batch = origins[i:i + BATCH]
-        stored = [(o, _stored(dset, o)) for o in batch]
-        blobs = [b for _, b in stored if b is not None]
-        arrays = iter(_decompress(layout, blobs) if blobs else [])
-        for o, b in stored:
-            a = next(arrays) if b is not None else None
-            _, own, sel, _ = _parts(o, layout.chunks, dset.shape, start, stop)
-            out[sel] = a[own] if a is not None else layout.fill
+        return _read_gpu(dset, layout, out, start, stop, batches, fetch)
+    chunks = [np.empty((layout.batch,) + layout.chunks, dtype=layout.dtype) for _ in range(2)]
+    stored = [None, None]
+
+    def place(o, a):
+        _, own, sel, _ = _parts(o, layout.chunks, dset.shape, start, stop)
+        out[sel] = a[own] if a is not None else layout.fill
+
+    with ThreadPoolExecutor(max_workers=CUTTERS) as placers:
+        def prepare(i, batch):
+            stored[i % 2] = fetch(i, batch)
+
+        def compute(i):
+            have = [k for k, b in enumerate(stored[i % 2]) if b is not None]
+            if have:
+                _decompress(layout, [stored[i % 2][k] for k in have],
+                            [chunks[i % 2][k] for k in have])
+            return [chunks[i % 2][k] if b is not None else None
+                    for k, b in enumerate(stored[i % 2])]
+
+        def use(i, batch, arrays):
+            list(placers.map(place, batch, arrays))
+
+        _pipeline(batches, prepare, compute, use)
     return out
 
 
@@ -295,70 +348,107 @@ def _device_batch(n, pointers):
     return (ctypes.c_void_p * n)(*pointers)
 
 
+_H2D, _D2H = 1, 2   # cudaMemcpyKind
+
+
 def _write_gpu(dset, layout, data, start, stop):
-    """write() of a GPU array: each batch of chunks cut, padded and compressed on the GPU (the
-    device batch API: several chunks in flight), and only compressed bytes copied to the host."""
+    """write() of a GPU array: each batch of chunks cut and padded on the GPU, compressed there
+    (the device batch API) while the previous batch is stored, and its compressed bytes copied
+    into pinned host memory: only compressed bytes cross PCIe."""
     import cupy as cp
+    import cupyx
 
     lib = _load()
     data = cp.asarray(data)
     dev = data.device.id
-    origins = _chunks_of(layout, dset.shape, start, stop)
+    batches = _batches(layout, _chunks_of(layout, dset.shape, start, stop))
+    nb = layout.batch
     with data.device:
-        space = cp.empty((BATCH, layout.cap), dtype=cp.uint8)
-        for i in range(0, len(origins), BATCH):
-            batch = origins[i:i + BATCH]
-            chunks = []
-            for o in batch:
+        chunks = [cp.empty((nb,) + layout.chunks, dtype=layout.dtype) for _ in range(2)]
+        space = [cp.empty((nb, layout.cap), dtype=cp.uint8) for _ in range(2)]
+        host = cupyx.empty_pinned((nb * layout.cap,), dtype=np.uint8)
+        stream = cp.cuda.get_current_stream()
+
+        def prepare(i, batch):
+            got = chunks[i % 2]
+            for k, o in enumerate(batch):
                 inside, own, sel, whole = _parts(o, layout.chunks, dset.shape, start, stop)
-                if whole and np.prod([s.stop for s in inside]) == np.prod(layout.chunks):
-                    chunks.append(cp.ascontiguousarray(data[sel], dtype=layout.dtype))
+                if whole and np.prod([s.stop for s in inside]) == layout.full:
+                    got[k][...] = data[sel]
                     continue
                 old = None if whole else _stored(dset, o)
-                a = (cp.asarray(_decompress(layout, [old])[0]) if old is not None
-                     else cp.full(layout.chunks, layout.fill, dtype=layout.dtype))
-                a[own] = data[sel]
-                chunks.append(a)
-            n = len(batch)
-            cp.cuda.get_current_stream().synchronize()   # the library's streams read them
+                if old is not None:
+                    got[k][...] = cp.asarray(_decompress(layout, [old])[0])
+                else:
+                    got[k].fill(layout.fill)
+                got[k][own] = data[sel]
+            stream.synchronize()   # the library's streams read them
+
+        def compute(i):
+            n = len(batches[i])
             lens = (ctypes.c_size_t * n)()
             done = ctypes.c_size_t()
             _check(lib.h5zgpu_compress_device_batch(
-                ctypes.byref(layout.params), n, _device_batch(n, [a.data.ptr for a in chunks]),
-                _device_batch(n, [space[k].data.ptr for k in range(n)]),
+                ctypes.byref(layout.params), n,
+                _device_batch(n, [chunks[i % 2][k].data.ptr for k in range(n)]),
+                _device_batch(n, [space[i % 2][k].data.ptr for k in range(n)]),
                 (ctypes.c_size_t * n)(*([layout.cap] * n)), lens, dev, ctypes.byref(done)),
                 "compressing chunks on the GPU")
-            for k, o in enumerate(batch):
-                dset.id.write_direct_chunk(o, space[k, :lens[k]].get().tobytes(), 0)
+            return list(lens)
+
+        def store(i, batch, lens):
+            at = []
+            for k, m in enumerate(lens):
+                at.append(sum(lens[:k]))
+                cp.cuda.runtime.memcpyAsync(host.ctypes.data + at[k], space[i % 2][k].data.ptr,
+                                            m, _D2H, stream.ptr)
+            stream.synchronize()
+            for o, a, m in zip(batch, at, lens):
+                dset.id.write_direct_chunk(o, host[a:a + m], 0)
+
+        _pipeline(batches, prepare, compute, store)
 
 
-def _read_gpu(dset, layout, out, start, stop):
-    """read() into a GPU array: only the stored bytes cross PCIe; chunks are decompressed (the
-    device batch API) and placed on the GPU."""
+def _read_gpu(dset, layout, out, start, stop, batches, fetch):
+    """read() into a GPU array, a batch at a time: its stored bytes packed in pinned host memory
+    and copied to the GPU at once (only they cross PCIe), decompressed there (the device batch
+    API) and placed on the GPU. One thread: decompression is fast here, and handing the GIL to
+    another thread and back cost more than overlapping it with the file's reads saved."""
     import cupy as cp
+    import cupyx
 
     lib = _load()
     dev = out.device.id
-    origins = _chunks_of(layout, dset.shape, start, stop)
+    nb = layout.batch
     with out.device:
-        chunks = cp.empty((BATCH,) + layout.chunks, dtype=layout.dtype)
-        for i in range(0, len(origins), BATCH):
-            batch = origins[i:i + BATCH]
-            stored = [(o, _stored(dset, o)) for o in batch]
-            have = [k for k, (_, b) in enumerate(stored) if b is not None]
-            blobs = [cp.asarray(np.frombuffer(stored[k][1], dtype=np.uint8)) for k in have]
+        chunks = cp.empty((nb,) + layout.chunks, dtype=layout.dtype)
+        packed = cp.empty((nb * layout.cap,), dtype=cp.uint8)
+        host = cupyx.empty_pinned((nb * layout.cap,), dtype=np.uint8)
+        stream = cp.cuda.get_current_stream()
+        for i, batch in enumerate(batches):
+            stored = fetch(i, batch)
+            have = [k for k, b in enumerate(stored) if b is not None]
+            places, at = [], 0
+            for k in have:
+                v = np.frombuffer(stored[k], dtype=np.uint8)
+                host[at:at + v.nbytes] = v
+                places.append((at, v.nbytes))
+                at += v.nbytes
             n = len(have)
             if n:
-                cp.cuda.get_current_stream().synchronize()
+                stream.synchronize()   # the last batch's placing read chunks
+                cp.cuda.runtime.memcpyAsync(packed.data.ptr, host.ctypes.data, at, _H2D,
+                                            stream.ptr)
+                stream.synchronize()
                 lens = (ctypes.c_size_t * n)()
                 done = ctypes.c_size_t()
                 _check(lib.h5zgpu_decompress_device_batch(
-                    n, _device_batch(n, [b.data.ptr for b in blobs]),
-                    (ctypes.c_size_t * n)(*[b.nbytes for b in blobs]),
+                    n, _device_batch(n, [packed.data.ptr + a for a, _ in places]),
+                    (ctypes.c_size_t * n)(*[m for _, m in places]),
                     _device_batch(n, [chunks[k].data.ptr for k in have]),
                     (ctypes.c_size_t * n)(*([chunks[0].nbytes] * n)), lens, dev,
                     ctypes.byref(done)), "decompressing chunks on the GPU")
-            for k, (o, b) in enumerate(stored):
+            for k, (o, b) in enumerate(zip(batch, stored)):
                 _, own, sel, _ = _parts(o, layout.chunks, dset.shape, start, stop)
                 out[sel] = chunks[k][own] if b is not None else layout.fill
     return out
