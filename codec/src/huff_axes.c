@@ -34,7 +34,7 @@ static double arg_at(const axes_run *C, uint64_t i)
 
 /* Sampled tile of run k: each axis' terms at the tile's odd coordinates whose neighbours at
  * -3..+3 along the axis lie in the tile, from the tile's arguments worked out once. */
-static void cost_task(void *ctx, uint64_t k)
+HZ_CPU_CLONES static void cost_task(void *ctx, uint64_t k)
 {
     axes_run *C = ctx;
     const hf_geom *g = C->g;

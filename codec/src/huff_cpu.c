@@ -67,7 +67,7 @@ typedef struct hf_enc {
 } hf_enc;
 
 /* Quantises tile t: each element's code and kind. */
-static void quantise_tile(hf_enc *E, uint64_t t, hf_tile *T)
+HZ_INLINE void quantise_tile(hf_enc *E, uint64_t t, hf_tile *T)
 {
     const hf_geom *g = E->g;
     hf_tile_at(g, t, T);
@@ -116,7 +116,7 @@ static void row_costs(const int32_t *p, uint64_t e, unsigned ex, uint64_t up, ui
 
 /* Quantises the tile of sample run k (hf_sample_tile) and its cost under each Lorenzo order
  * the chunk allows: the sum of the deltas' zigzag bit lengths. */
-static void sample_task(void *ctx, uint64_t k)
+HZ_CPU_CLONES static void sample_task(void *ctx, uint64_t k)
 {
     hf_enc *E = ctx;
     const hf_geom *g = E->g;
@@ -144,7 +144,7 @@ static void sample_task(void *ctx, uint64_t k)
 }
 
 /* Quantises tile t when the sample left it: a Lorenzo order needs every tile's codes. */
-static void rest_task(void *ctx, uint64_t t)
+HZ_CPU_CLONES static void rest_task(void *ctx, uint64_t t)
 {
     hf_enc *E = ctx;
     hf_tile T;

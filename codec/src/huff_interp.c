@@ -90,7 +90,7 @@ static inline uint64_t cursor_pos(ip_cursor *K, uint64_t x)
 
 /* Codes the element at tile-major position pos, raster index i, against pred; returns its cost
  * (0 outside the sampled tiles). */
-static uint64_t code_element(ip_run *C, uint64_t pos, int sampled, uint64_t i, int32_t pred)
+HZ_INLINE uint64_t code_element(ip_run *C, uint64_t pos, int sampled, uint64_t i, int32_t pred)
 {
     uint64_t bits;
     int32_t k = 0, u, p;
@@ -113,7 +113,7 @@ static uint64_t code_element(ip_run *C, uint64_t pos, int sampled, uint64_t i, i
                                           : 0);
 }
 
-static void pass_enc_task(void *ctx, uint64_t r)
+HZ_CPU_CLONES static void pass_enc_task(void *ctx, uint64_t r)
 {
     ip_run *C = ctx;
     uint64_t cost = 0;
