@@ -127,32 +127,70 @@ typedef struct ans_run {
     int bad;
 } ans_run;
 
-static void encode_task(void *ctx, uint64_t s)
+/* One sub-chunk being coded: its next element i below i1, its state, its words so far. */
+typedef struct enc_lane {
+    uint64_t i, i1;
+    uint32_t x;
+    unsigned k;
+    uint16_t *w;
+    hf_walk wk;
+} enc_lane;
+
+/* Sub-chunk s set up in *l (returns 1), or, when it is the run token alone, given no words
+ * (returns 0). */
+static int enc_start(const ans_run *C, uint64_t s, enc_lane *l)
 {
-    ans_run *C = ctx;
     const hf_geom *g = C->g;
-    const hf_ans_tabs *A = C->A;
     const uint64_t i0 = s * HF_ANS_SUB, i1 = i0 + HF_ANS_SUB < g->n ? i0 + HF_ANS_SUB : g->n;
-    uint16_t *w = C->words + s * HF_ANS_SUB_WORDS;
-    unsigned k = 0;
-    uint32_t x = HF_ANS_LOW;
     uint64_t same = i0;
     while (same < i1 && C->tok[same] == C->rs)
         same++;
-    if (same == i1) {   /* the run token alone: no words */
+    if (same == i1) {
         C->nwords[s] = 0;
-        return;
+        return 0;
     }
-    hf_walk wk;
-    hf_walk_at(g, &wk, i0);
-    for (uint64_t i = i0; i < i1; i++, hf_walk_next(g, &wk)) {
-        const unsigned t = C->tok[i], nx = i + 1 < i1 ? hf_ans_context(C->tok[i + 1]) : 0;
-        const unsigned b = hf_ans_table(hf_walk_class(&wk, C->pred), nx);
-        x = hf_ans_put(x, A->freq[b][t], A->cum[b][t], w, &k);
-    }
-    w[k++] = (uint16_t)x;
-    w[k++] = (uint16_t)(x >> 16);
-    C->nwords[s] = k;
+    *l = (enc_lane){.i = i0, .i1 = i1, .x = HF_ANS_LOW, .w = C->words + s * HF_ANS_SUB_WORDS};
+    hf_walk_at(g, &l->wk, i0);
+    return 1;
+}
+
+static inline void enc_step(const ans_run *C, enc_lane *l)
+{
+    const hf_ans_tabs *A = C->A;
+    const uint64_t i = l->i++;
+    const unsigned t = C->tok[i], nx = i + 1 < l->i1 ? hf_ans_context(C->tok[i + 1]) : 0;
+    const unsigned b = hf_ans_table(hf_walk_class(&l->wk, C->pred), nx);
+    l->x = hf_ans_put(l->x, A->freq[b][t], A->cum[b][t], l->w, &l->k);
+    hf_walk_next(C->g, &l->wk);
+}
+
+static void enc_finish(const ans_run *C, uint64_t s, enc_lane *l)
+{
+    while (l->i < l->i1)
+        enc_step(C, l);
+    l->w[l->k++] = (uint16_t)l->x;
+    l->w[l->k++] = (uint16_t)(l->x >> 16);
+    C->nwords[s] = l->k;
+}
+
+/* Sub-chunks 2p and 2p + 1, their steps interleaved: each state's chain of dependent steps (a
+ * division each) leaves the core idle between its steps, which the other chain fills. */
+static void encode_task(void *ctx, uint64_t p)
+{
+    ans_run *C = ctx;
+    const uint64_t nsub = hf_ans_nsub(C->g->n);
+    enc_lane l[2];
+    int busy[2] = {0, 0};
+    for (unsigned k = 0; k < 2 && 2 * p + k < nsub; k++)
+        busy[k] = enc_start(C, 2 * p + k, &l[k]);
+    if (busy[0] && busy[1])
+        while (l[0].i < l[0].i1 && l[1].i < l[1].i1) {
+            enc_step(C, &l[0]);
+            enc_step(C, &l[1]);
+        }
+    for (unsigned k = 0; k < 2; k++)
+        if (busy[k])
+            enc_finish(C, 2 * p + k, &l[k]);
 }
 
 uint64_t hf_ans_encode_cpu(const hf_geom *g, unsigned pred, const hf_ans_tabs *A,
@@ -161,7 +199,7 @@ uint64_t hf_ans_encode_cpu(const hf_geom *g, unsigned pred, const hf_ans_tabs *A
     ans_run C = {.g = g, .A = A, .pred = pred, .tok = tok, .rs = rs, .words = words,
                  .nwords = nwords};
     const uint64_t nsub = hf_ans_nsub(g->n);
-    hz_parallel_for(nsub, encode_task, &C);
+    hz_parallel_for((nsub + 1) / 2, encode_task, &C);
     uint64_t total = 0;
     for (uint64_t s = 0; s < nsub; s++)
         total += nwords[s];
