@@ -61,7 +61,7 @@ static void relax(void)
 
 /* Polls *word for HZ_SPIN_NS at most; returns when it equals value (equal) or differs from
  * it (!equal). */
-static void poll(const unsigned *word, unsigned value, int equal)
+static void spin_until(const unsigned *word, unsigned value, int equal)
 {
     const uint64_t until = now_ns() + HZ_SPIN_NS;
     for (unsigned k = 1; (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value) != equal; k++) {
@@ -101,7 +101,7 @@ static void *pool_thread(void *unused)
         if (!j) {
             const unsigned seen = pool.posts;
             pthread_mutex_unlock(&pool.lock);
-            poll(&pool.posts, seen, 0);
+            spin_until(&pool.posts, seen, 0);
             pthread_mutex_lock(&pool.lock);
             if (pool.posts == seen && !pool.closing)
                 pthread_cond_wait(&pool.posted, &pool.lock);
@@ -215,7 +215,7 @@ static void run(uint64_t n, unsigned grain, hz_task task, void *ctx)
     if (j.places)
         unlist(&j);
     pthread_mutex_unlock(&pool.lock);
-    poll(&j.inside, 0, 1);
+    spin_until(&j.inside, 0, 1);
     pthread_mutex_lock(&pool.lock);
     while (__atomic_load_n(&j.inside, __ATOMIC_ACQUIRE))
         pthread_cond_wait(&pool.left, &pool.lock);
