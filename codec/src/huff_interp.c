@@ -149,7 +149,7 @@ uint64_t hf_ip_encode_cpu(const hf_geom *g, const qz_quant *Q, const void *in, i
 
 /* Reconstructs the element at tile-major position pos, raster index i, from pred and its
  * delta. */
-static void decode_element(ip_run *C, uint64_t pos, uint64_t i, int32_t pred)
+HZ_INLINE void decode_element(ip_run *C, uint64_t pos, uint64_t i, int32_t pred)
 {
     const qz_quant *Q = C->Q;
     const int32_t d = C->delta[pos];
