@@ -6,6 +6,7 @@
 #include "error.h"
 #include "huff_ans.h"
 #include "parallel.h"
+#include "scratch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,7 @@ void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *
     memset(A->cum, 0, sizeof A->cum);
     count_run C = {g, pred, 2 * R, hz_slices(g->n, HF_ANS_COUNT_SLICE), tok, NULL};
     if (C.slices > 1)
-        C.count = malloc((size_t)C.slices * A->ntab * C.stride * sizeof *C.count);
+        C.count = hz_scratch((size_t)C.slices * A->ntab * C.stride * sizeof *C.count);
     if (C.count) {
         hz_parallel_slices(C.slices, count_task, &C);
         for (unsigned k = 0; k < C.slices; k++)
@@ -78,7 +79,7 @@ void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *
                 for (unsigned t = 0; t < C.stride; t++)
                     count[b][t] += c[t];
             }
-        free(C.count);
+        hz_scratch_free(C.count);
     } else {
         count_range(g, pred, tok, 0, g->n, &count[0][0], 2 * HF_RADIUS_MAX);
     }

@@ -473,8 +473,8 @@ static void hist_task(void *ctx, uint64_t k)
         uint64_t i = s0 * HF_SUB;
         const uint64_t end = s1 * HF_SUB < n ? s1 * HF_SUB : n;
         for (; i + 4 <= end; i += 4)
-            for (unsigned k = 0; k < 4; k++)
-                four[k][E->tok[i + k]]++;
+            for (unsigned j = 0; j < 4; j++)
+                four[j][E->tok[i + j]]++;
         for (; i < end; i++)
             four[0][E->tok[i]]++;
         for (unsigned t = 0; t < H->m; t++)
@@ -491,7 +491,7 @@ static void hist_task(void *ctx, uint64_t k)
 static void histogram(const hf_enc *E, unsigned form, unsigned rs, unsigned m, uint64_t *hist)
 {
     hist_run H = {E, form, rs, m, hz_slices(E->g->nsub, HF_HIST_SLICE), hist};
-    uint64_t *slices = H.slices > 1 ? malloc((size_t)H.slices * m * sizeof *slices) : NULL;
+    uint64_t *slices = H.slices > 1 ? hz_scratch((size_t)H.slices * m * sizeof *slices) : NULL;
     if (!slices) {
         H.slices = 1;
         hist_task(&H, 0);
@@ -503,7 +503,7 @@ static void histogram(const hf_enc *E, unsigned form, unsigned rs, unsigned m, u
     for (unsigned k = 1; k < H.slices; k++)
         for (unsigned t = 0; t < m; t++)
             hist[t] += slices[(size_t)k * m + t];
-    free(slices);
+    hz_scratch_free(slices);
 }
 
 /* The payload of the coded array g (the chunk's folded axes in the order axes). */
