@@ -46,6 +46,12 @@ HZ_HD unsigned fl_npred(const fl_geom *g)
     return g->dim == 3 ? 4u : (g->dim == 2 ? 3u : 1u);
 }
 
+/* floor(s / d) for d > 0, without overflow for any s. */
+HZ_HD int64_t fl_floor_div(int64_t s, int64_t d)
+{
+    return s >= 0 ? s / d : -((-(s + 1)) / d) - 1;
+}
+
 /* Prediction of element e of a block from the elements before it (q holds the block's codes in
  * block order; positions outside the block count as 0). residual = q[e] - prediction. */
 HZ_HD int64_t fl_predict_at(unsigned pred, unsigned by, unsigned bx, const int64_t *q, unsigned z,
@@ -68,9 +74,9 @@ HZ_HD int64_t fl_predict_at(unsigned pred, unsigned by, unsigned bx, const int64
         if (x) p += FLQ(z, y, x - 1);
         if (y) p += FLQ(z, y - 1, x);
         if (z) p += FLQ(z - 1, y, x);
-        if (n > 1) {
-            int64_t s = (int64_t)(p + n / 2), d = (int64_t)n;
-            p = (uint64_t)(s >= 0 ? s / d : -((-(s + 1)) / d) - 1);
+        if (n > 1) {   /* n is 2 or 3: constant divisors, which compile to multiplications */
+            int64_t s = (int64_t)(p + n / 2);
+            p = (uint64_t)(n == 2 ? fl_floor_div(s, 2) : fl_floor_div(s, 3));
         }
     } else if (pred == FL_PRED_CHAIN || (x == 0 && y == 0)) {
         if (x) p = FLQ(z, y, x - 1);

@@ -1,12 +1,12 @@
 /* The fixed-length decoder: a CTA a tile reads its masks and headers, finds its payload through
- * the decoupled look-back, and rebuilds each block diagonal by diagonal, checking every length
- * and code as fixed_cpu.c does. */
+ * the decoupled look-back, and rebuilds each block in registers by prefix sums (Lorenzo, chain,
+ * planar) or diagonal by diagonal (mean), checking every length and code as fixed_cpu.c does. */
 #include "fixed_device.cuh"
 
-/* Every predictor reads only elements of smaller x + y + z, so a block decodes diagonal by
- * diagonal; the predictor is a template argument so that fl_predict folds to its one case. */
-template <int DIM, unsigned PRED>
-__device__ __forceinline__ void by_diagonals(int64_t *q, const int64_t *r)
+/* The mean predictor rounds, so its block decodes diagonal by diagonal: it reads only elements
+ * of smaller x + y + z. q holds the codes in shared memory; r the lane's two residuals. */
+template <int DIM>
+__device__ __forceinline__ void by_diagonals(int64_t *q, const int64_t *r, uint64_t *s)
 {
     typedef blk_shape<DIM> S;
     const unsigned e0 = threadIdx.x & 31u, e1 = e0 + 32;
@@ -14,10 +14,78 @@ __device__ __forceinline__ void by_diagonals(int64_t *q, const int64_t *r)
     const unsigned d1 = e1 % S::BX + (e1 / S::BX) % S::BY + e1 / (S::BX * S::BY);
     for (unsigned d = 0; d < S::BX + S::BY + S::BZ - 2; d++) {
         if (d0 == d)
-            q[e0] = (int64_t)((uint64_t)r[0] + (uint64_t)fl_predict(PRED, S::BY, S::BX, q, e0));
+            q[e0] = (int64_t)((uint64_t)r[0] + (uint64_t)fl_predict(FL_PRED_MEAN, S::BY, S::BX,
+                                                                      q, e0));
         if (d1 == d)
-            q[e1] = (int64_t)((uint64_t)r[1] + (uint64_t)fl_predict(PRED, S::BY, S::BX, q, e1));
+            q[e1] = (int64_t)((uint64_t)r[1] + (uint64_t)fl_predict(FL_PRED_MEAN, S::BY, S::BX,
+                                                                      q, e1));
         __syncwarp();
+    }
+    s[0] = (uint64_t)q[e0];
+    s[1] = (uint64_t)q[e1];
+}
+
+/* Inclusive sums along one axis of the block, whose elements lie STRIDE elements apart, LEN of
+ * them; s[h] is element lane + 32 h. An axis that crosses from the first 32 elements into the
+ * last (z in 3-D, y in 2-D, x in 1-D) adds the first half's last sums to the second half. Sums
+ * are mod 2^64, as the CPU's predictions, so any order of the axes gives the same codes. */
+template <unsigned STRIDE, unsigned LEN>
+__device__ __forceinline__ void scan_axis(uint64_t *s, unsigned lane)
+{
+    const unsigned n = STRIDE * LEN > 32 ? 32 / STRIDE : LEN;   /* lanes along it in a half */
+#pragma unroll
+    for (unsigned d = 1; d < n; d <<= 1)
+#pragma unroll
+        for (unsigned h = 0; h < 2; h++) {
+            const uint64_t u = __shfl_up_sync(FULL, s[h], d * STRIDE);
+            if ((lane / STRIDE) % n >= d)
+                s[h] += u;
+        }
+    if constexpr (STRIDE * LEN > 32)
+        s[1] += __shfl_sync(FULL, s[0], lane % STRIDE + STRIDE * (n - 1));
+}
+
+/* The same for the elements where `on` holds; the others keep their values. */
+template <unsigned STRIDE, unsigned LEN>
+__device__ __forceinline__ void scan_axis_where(uint64_t *s, const bool *on, unsigned lane)
+{
+    uint64_t t[2] = {on[0] ? s[0] : 0u, on[1] ? s[1] : 0u};
+    scan_axis<STRIDE, LEN>(t, lane);
+    for (unsigned h = 0; h < 2; h++)
+        if (on[h])
+            s[h] = t[h];
+}
+
+/* Codes of a block under the linear predictors: each code is a sum of residuals over a box of
+ * the block (Lorenzo: over the box from the origin; chain: along its row, then down column 0,
+ * then along the line of corners; planar: the plane's 2-D Lorenzo over corners chained along z),
+ * so the block decodes by prefix sums along its axes. */
+template <int DIM>
+__device__ __forceinline__ void by_sums(unsigned pred, uint64_t *s, unsigned lane)
+{
+    typedef blk_shape<DIM> S;
+    if constexpr (DIM == 1) {   /* Lorenzo alone */
+        scan_axis<1, S::BX>(s, lane);
+    } else {
+        if (pred == FL_PRED_LORENZO) {
+            scan_axis<1, S::BX>(s, lane);
+            scan_axis<S::BX, S::BY>(s, lane);
+            if constexpr (DIM == 3)
+                scan_axis<S::BX * S::BY, S::BZ>(s, lane);
+            return;
+        }
+        const bool col0[2] = {lane % S::BX == 0, lane % S::BX == 0};
+        if constexpr (DIM == 3) {   /* corners (z, 0, 0) chain along z for chain and planar */
+            const bool corner[2] = {lane % 16u == 0, lane % 16u == 0};
+            scan_axis_where<S::BX * S::BY, S::BZ>(s, corner, lane);
+        }
+        if (pred == FL_PRED_CHAIN) {
+            scan_axis_where<S::BX, S::BY>(s, col0, lane);
+            scan_axis<1, S::BX>(s, lane);
+        } else {   /* planar */
+            scan_axis<1, S::BX>(s, lane);
+            scan_axis<S::BX, S::BY>(s, lane);
+        }
     }
 }
 
@@ -226,37 +294,20 @@ __global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
         }
         if (delta && lane == 0)
             r[0] = (int64_t)((uint64_t)r[0] + (uint64_t)prev_s[blk]);
-        if (DIM == 1) {
-            /* 1-D Lorenzo: q is the running sum of r (mod 2^64, as the CPU's loop) */
-            uint64_t s0 = (uint64_t)r[0], s1 = (uint64_t)r[1];
-            for (unsigned d = 1; d < 32; d <<= 1) {
-                uint64_t v0 = __shfl_up_sync(FULL, s0, d), v1 = __shfl_up_sync(FULL, s1, d);
-                if (lane >= d) {
-                    s0 += v0;
-                    s1 += v1;
-                }
-            }
-            s1 += __shfl_sync(FULL, s0, 31);
-            q[lane] = (int64_t)s0;
-            q[lane + 32] = (int64_t)s1;
-        } else {
-            switch (pred) {
-            case FL_PRED_LORENZO: by_diagonals<DIM, FL_PRED_LORENZO>(q, r); break;
-            case FL_PRED_CHAIN: by_diagonals<DIM, FL_PRED_CHAIN>(q, r); break;
-            case FL_PRED_MEAN: by_diagonals<DIM, FL_PRED_MEAN>(q, r); break;
-            default: by_diagonals<DIM, FL_PRED_PLANAR>(q, r); break;
-            }
-        }
-        __syncwarp();
+        uint64_t code[2] = {(uint64_t)r[0], (uint64_t)r[1]};
+        if (DIM > 1 && pred == FL_PRED_MEAN)
+            by_diagonals<DIM>(q, r, code);
+        else
+            by_sums<DIM>(pred, code, lane);
         for (unsigned h = 0; h < 2; h++) {
             if (!valid[h])
                 continue;
             if (fill >> (lane + 32 * h) & 1u)
                 dv_put_bits(out, idx[h], Q.fill_bits);
             else   /* rounded to T once: qz_reconstruct's value */
-                out[idx[h]] = (T)qz_reconstruct_wide(&Q, (double)q[lane + 32 * h]);
+                out[idx[h]] = (T)qz_reconstruct_wide(&Q, (double)(int64_t)code[h]);
         }
-        __syncwarp();
+        __syncwarp();   /* stage and q are rewritten by the warp's next block */
     }
 }
 
