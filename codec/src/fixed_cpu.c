@@ -128,42 +128,24 @@ static void stat_add(fl_block_stat *s, uint64_t q, uint64_t pred)
 }
 
 /* The statistics residuals() gives, for every predictor at once, of a block without fill
- * elements: the neighbours are read once and each prediction is the arithmetic of fl_predict_at
- * (the golden chunks hold the two to the same bytes). Encoding's hot loop. */
+ * elements: the neighbours are read once (fl_predict_all). Encoding's hot loop. */
 static void stats_all(const fl_geom *g, unsigned np, const fl_blk *k, fl_block_stat s[FL_NPRED])
 {
-    const unsigned by = g->by, bx = g->bx, sy = bx, sz = bx * by;
     const int64_t *q = k->q;
     for (unsigned p = 0; p < np; p++)
         s[p] = (fl_block_stat){0, 0, q[0]};
     unsigned e = 0;
     for (unsigned z = 0; z < g->bz; z++)
-        for (unsigned y = 0; y < by; y++)
-            for (unsigned x = 0; x < bx; x++, e++) {
+        for (unsigned y = 0; y < g->by; y++)
+            for (unsigned x = 0; x < g->bx; x++, e++) {
                 if (e == 0 || !k->valid[e])
                     continue;
-                uint64_t a = x ? (uint64_t)q[e - 1] : 0, b = y ? (uint64_t)q[e - sy] : 0;
-                uint64_t cz = z ? (uint64_t)q[e - sz] : 0;
-                uint64_t ab = x && y ? (uint64_t)q[e - sy - 1] : 0;
-                uint64_t ac = x && z ? (uint64_t)q[e - sz - 1] : 0;
-                uint64_t bc = y && z ? (uint64_t)q[e - sz - sy] : 0;
-                uint64_t abc = x && y && z ? (uint64_t)q[e - sz - sy - 1] : 0;
-                uint64_t v = (uint64_t)q[e];
-                uint64_t chain = x ? a : (y ? b : cz);
-                stat_add(&s[FL_PRED_LORENZO], v, a + b + cz - ab - ac - bc + abc);
-                if (np > FL_PRED_CHAIN)
-                    stat_add(&s[FL_PRED_CHAIN], v, chain);
-                if (np > FL_PRED_MEAN) {
-                    unsigned n = (x > 0) + (y > 0) + (z > 0);
-                    uint64_t m = a + b + cz;
-                    if (n > 1) {
-                        int64_t t = (int64_t)(m + n / 2), d = (int64_t)n;
-                        m = (uint64_t)(t >= 0 ? t / d : -((-(t + 1)) / d) - 1);
-                    }
-                    stat_add(&s[FL_PRED_MEAN], v, m);
-                }
-                if (np > FL_PRED_PLANAR)
-                    stat_add(&s[FL_PRED_PLANAR], v, x == 0 && y == 0 ? chain : a + b - ab);
+                fl_nbrs n;
+                uint64_t pred[FL_NPRED];
+                fl_neighbours(g->by, g->bx, q, z, y, x, &n);
+                fl_predict_all(&n, z, y, x, pred);
+                for (unsigned p = 0; p < np; p++)
+                    stat_add(&s[p], (uint64_t)q[e], pred[p]);
             }
 }
 

@@ -210,6 +210,7 @@ __global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
     T *out = (T *)J.out;
     int64_t *q = q_s[warp];
     uint8_t *stage = (uint8_t *)stage_s[warp];
+    const warp_origins org = warp_block_origins(g, b0 + warp * FL_BLOCKS_PER_WARP, lane);
     for (unsigned k = 0; k < FL_BLOCKS_PER_WARP; k++) {
         const unsigned blk = warp * FL_BLOCKS_PER_WARP + k;
         if (blk >= nb)
@@ -218,7 +219,7 @@ __global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
         const uint8_t *src = in + pay_s + pos_s[blk];
         const bool fb = fmask_s >> blk & 1u;
         uint64_t z0, y0, x0, idx[2], fill = 0;
-        fl_block_origin(&g, b0 + blk, &z0, &y0, &x0);
+        block_origin(org, k, &z0, &y0, &x0);
         bool valid[2];
         valid[0] = elem_index<DIM>(g, z0, y0, x0, lane, &idx[0]);
         valid[1] = elem_index<DIM>(g, z0, y0, x0, lane + 32, &idx[1]);

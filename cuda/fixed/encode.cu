@@ -17,6 +17,20 @@ __device__ __forceinline__ uint32_t magnitude(int64_t r)
     return (uint32_t)(r < 0 ? (uint64_t)-r : (uint64_t)r);   /* |r| <= 2^31 (QZ_QMAX) */
 }
 
+/* The largest magnitude and the count of non-zero residuals over elements 1..63 of a block, by
+ * the whole warp (r0, r1: elements lane and lane + 32), stored by lane 0. */
+__device__ __forceinline__ void block_stat(int64_t r0, int64_t r1, unsigned lane, uint32_t *mag,
+                                           uint8_t *nnz)
+{
+    const uint32_t m = __reduce_max_sync(FULL, max(lane ? magnitude(r0) : 0u, magnitude(r1)));
+    const unsigned n =
+        __popc(__ballot_sync(FULL, lane && r0)) + __popc(__ballot_sync(FULL, r1 != 0));
+    if (lane == 0) {
+        *mag = m;
+        *nnz = (uint8_t)n;
+    }
+}
+
 /* Codes of a block with fill elements under a predictor, by the whole warp: each fill element
  * past the corner takes its prediction, as fixed_cpu.c's residuals() does, so its residual is 0
  * and the warp's residual code applies unchanged to s. Every predictor reads only neighbours of
@@ -88,12 +102,13 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
      * loads are issued together, before any of them is used. */
     T val[FL_BLOCKS_PER_WARP][2];
     unsigned vbits = 0;   /* bit 2k + h: element h of block k lies inside the chunk */
+    const warp_origins org = warp_block_origins(g, b0 + warp * FL_BLOCKS_PER_WARP, lane);
     for (unsigned k = 0; k < FL_BLOCKS_PER_WARP; k++) {
         const unsigned blk = warp * FL_BLOCKS_PER_WARP + k;
         if (blk >= nb)
             break;
         uint64_t z0, y0, x0, idx;
-        fl_block_origin(&g, b0 + blk, &z0, &y0, &x0);
+        block_origin(org, k, &z0, &y0, &x0);
         for (unsigned h = 0; h < 2; h++) {
             val[k][h] = 0;
             if (elem_index<DIM>(g, z0, y0, x0, lane + 32 * h, &idx)) {
@@ -133,22 +148,30 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
         if ((fill & 1u) && lane == 0)
             q_s[blk][0] = q_s[blk][__ffsll((long long)other) - 1];
         __syncwarp();
-        for (unsigned p = 0; p < S::NP; p++) {
-            const int64_t *qs = q_s[blk];
-            if (fill) {
+        if (fill) {   /* each predictor gives the fill elements other codes */
+            for (unsigned p = 0; p < S::NP; p++) {
                 fill_codes<DIM>(p, q_s[blk], fill, own_s[warp], lane);
-                qs = own_s[warp];
+                block_stat(residual<DIM>(p, own_s[warp], lane, valid[0]),
+                           residual<DIM>(p, own_s[warp], lane + 32, valid[1]), lane,
+                           &mag_s[p][blk], &nnz_s[p][blk]);
+                __syncwarp();   /* own_s is rewritten for the next predictor */
             }
-            int64_t r0 = residual<DIM>(p, qs, lane, valid[0]);
-            int64_t r1 = residual<DIM>(p, qs, lane + 32, valid[1]);
-            uint32_t m = __reduce_max_sync(FULL, max(lane ? magnitude(r0) : 0u, magnitude(r1)));
-            unsigned nnz =
-                __popc(__ballot_sync(FULL, lane && r0)) + __popc(__ballot_sync(FULL, r1 != 0));
-            if (lane == 0) {
-                mag_s[p][blk] = m;
-                nnz_s[p][blk] = (uint8_t)nnz;
-            }
-            __syncwarp();   /* own_s is rewritten for the next predictor */
+            continue;
+        }
+        /* the neighbours read once for all the predictors */
+        uint64_t pr[2][FL_NPRED];
+        for (unsigned h = 0; h < 2; h++) {
+            const unsigned e = lane + 32 * h;
+            fl_nbrs n;
+            fl_neighbours(S::BY, S::BX, q_s[blk], e / (S::BX * S::BY), (e / S::BX) % S::BY,
+                          e % S::BX, &n);
+            fl_predict_all(&n, e / (S::BX * S::BY), (e / S::BX) % S::BY, e % S::BX, pr[h]);
+        }
+#pragma unroll
+        for (unsigned p = 0; p < S::NP; p++) {
+            const int64_t r0 = valid[0] ? (int64_t)((uint64_t)q_s[blk][lane] - pr[0][p]) : 0;
+            const int64_t r1 = valid[1] ? (int64_t)((uint64_t)q_s[blk][lane + 32] - pr[1][p]) : 0;
+            block_stat(r0, r1, lane, &mag_s[p][blk], &nnz_s[p][blk]);
         }
     }
     __syncthreads();
@@ -228,7 +251,9 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
     __syncthreads();
     const unsigned best = pred_s & ~FL_TILE_CORNER_DELTA, delta = pred_s >> 7;
 
-    /* Pass C: header bytes and block payloads at their final offsets. */
+    /* Pass C: header bytes and block payloads at their final offsets. The origins are worked
+     * out again: kept through pass B they would cost registers the launch bounds do not have. */
+    const warp_origins orgc = warp_block_origins(g, b0 + warp * FL_BLOCKS_PER_WARP, lane);
     const uint64_t tables = fl_tables_size(&g, Q.has_fill);
     for (unsigned k = 0; k < FL_BLOCKS_PER_WARP; k++) {
         const unsigned blk = warp * FL_BLOCKS_PER_WARP + k;
@@ -240,7 +265,7 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
         if (lane == 0)
             J.tab[tables + hoff_s + hpos_s[blk]] = (uint8_t)hdr;
         uint64_t z0, y0, x0, idx[2];
-        fl_block_origin(&g, b0 + blk, &z0, &y0, &x0);
+        block_origin(orgc, k, &z0, &y0, &x0);
         bool valid[2];
         valid[0] = elem_index<DIM>(g, z0, y0, x0, lane, &idx[0]);
         valid[1] = elem_index<DIM>(g, z0, y0, x0, lane + 32, &idx[1]);

@@ -36,4 +36,28 @@ __device__ __forceinline__ bool elem_index(const fl_geom &g, uint64_t z0, uint64
     return x < g.nx && y < g.ny && z < g.nz;
 }
 
+/* The origins of a warp's blocks (first, first + 1, ...), lane k computing block k's: one
+ * 64-bit division sequence a warp rather than one a block; block_origin hands block k's to the
+ * whole warp. */
+struct warp_origins {
+    uint64_t z, y, x;
+};
+
+__device__ __forceinline__ warp_origins warp_block_origins(const fl_geom &g, uint64_t first,
+                                                           unsigned lane)
+{
+    warp_origins o = {0, 0, 0};
+    if (lane < FL_BLOCKS_PER_WARP && first + lane < g.nblocks)
+        fl_block_origin(&g, first + lane, &o.z, &o.y, &o.x);
+    return o;
+}
+
+__device__ __forceinline__ void block_origin(const warp_origins &o, unsigned k, uint64_t *z0,
+                                             uint64_t *y0, uint64_t *x0)
+{
+    *z0 = __shfl_sync(FULL, o.z, k);
+    *y0 = __shfl_sync(FULL, o.y, k);
+    *x0 = __shfl_sync(FULL, o.x, k);
+}
+
 #endif
