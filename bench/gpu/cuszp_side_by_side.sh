@@ -23,7 +23,8 @@ trap 'rm -rf "$work"' EXIT
 build=${CUSZP_BUILD:-$work/build}
 find_cli() { find "$build" -type f -name cuSZp -perm -u+x 2>/dev/null | head -n 1; }
 if [ -z "$(find_cli)" ]; then
-  arch=${CUSZP_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)}
+  arch=${CUSZP_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)}
+  arch=${arch//./}
   cp -r "$src" "$work/cuszp"
   sed -i "s/^set(CMAKE_CUDA_ARCHITECTURES .*)/set(CMAKE_CUDA_ARCHITECTURES $arch)/" \
     "$work/cuszp/CMakeLists.txt"

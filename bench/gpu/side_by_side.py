@@ -81,17 +81,18 @@ def main(h5_path, cz_path):
         pc, pd = max(p[0] for p in plain), max(p[1] for p in plain)
         best.append((fc / pc if pc else 0, fd / pd if pd else 0, fc, fd, pc, pd))
     if best and copy:
-        print(f"\nfixed-length against cuSZp plain's faster dimensionality, row by row: compress "
-              f"{min(b[0] for b in best):.2f}-{max(b[0] for b in best):.2f}x, decompress "
-              f"{min(b[1] for b in best):.2f}-{max(b[1] for b in best):.2f}x")
-        print(f"share of the copy ({copy:.0f} GB/s): h5zgpu fixed compress "
-              f"{100 * min(b[2] for b in best) / copy:.0f}-{100 * max(b[2] for b in best) / copy:.0f}%,"
-              f" decompress {100 * min(b[3] for b in best) / copy:.0f}-"
-              f"{100 * max(b[3] for b in best) / copy:.0f}%; cuSZp plain compress "
-              f"{100 * min(b[4] for b in best) / copy:.0f}-{100 * max(b[4] for b in best) / copy:.0f}%,"
-              f" decompress {100 * min(b[5] for b in best) / copy:.0f}-"
-              f"{100 * max(b[5] for b in best) / copy:.0f}%")
+        col = list(zip(*best))
+        print("\nfixed-length against cuSZp plain's faster dimensionality, row by row: compress "
+              f"{span(col[0], 2, 'x')}, decompress {span(col[1], 2, 'x')}")
+        share = [[100 * v / copy for v in c] for c in col[2:]]
+        print(f"share of the copy ({copy:.0f} GB/s): h5zgpu fixed compress {span(share[0])}, "
+              f"decompress {span(share[1])}; cuSZp plain compress {span(share[2])}, "
+              f"decompress {span(share[3])}")
 
+
+def span(values, digits=0, unit="%"):
+    """'lo-hi' of values with the unit."""
+    return f"{min(values):.{digits}f}-{max(values):.{digits}f}{unit}"
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
