@@ -3,26 +3,53 @@
  * planar) or diagonal by diagonal (mean), checking every length and code as fixed_cpu.c does. */
 #include "fixed_device.cuh"
 
+/* The elements of each of a block's diagonals past the first (x + y + z = 1, 2, ...), in
+ * raster order: at most 12 (4x4x4) or 8 (8x8). */
+template <int DIM> struct block_diagonals {
+    enum { N = blk_shape<DIM>::BX + blk_shape<DIM>::BY + blk_shape<DIM>::BZ - 2 };
+    uint8_t n[N], e[N][16];
+    constexpr block_diagonals() : n(), e()
+    {
+        typedef blk_shape<DIM> S;
+        for (unsigned i = 1; i < FL_BLOCK; i++) {
+            const unsigned d = i % S::BX + (i / S::BX) % S::BY + i / (S::BX * S::BY);
+            e[d - 1][n[d - 1]++] = (uint8_t)i;
+        }
+    }
+};
+__device__ constexpr block_diagonals<2> diagonals_2d;
+__device__ constexpr block_diagonals<3> diagonals_3d;
+
+template <int DIM> __device__ __forceinline__ const block_diagonals<DIM> &diagonals_of()
+{
+    if constexpr (DIM == 3)
+        return diagonals_3d;
+    else
+        return diagonals_2d;
+}
+
 /* The mean predictor rounds, so its block decodes diagonal by diagonal: it reads only elements
- * of smaller x + y + z. q holds the codes in shared memory; r the lane's two residuals. */
+ * of smaller x + y + z. q (shared) starts as the residuals and each diagonal's elements, a lane
+ * each, add their predictions in place. r holds the lane's two residuals; s gets its codes. */
 template <int DIM>
 __device__ __forceinline__ void by_diagonals(int64_t *q, const int64_t *r, uint64_t *s)
 {
     typedef blk_shape<DIM> S;
-    const unsigned e0 = threadIdx.x & 31u, e1 = e0 + 32;
-    const unsigned d0 = e0 % S::BX + (e0 / S::BX) % S::BY + e0 / (S::BX * S::BY);
-    const unsigned d1 = e1 % S::BX + (e1 / S::BX) % S::BY + e1 / (S::BX * S::BY);
-    for (unsigned d = 0; d < S::BX + S::BY + S::BZ - 2; d++) {
-        if (d0 == d)
-            q[e0] = (int64_t)((uint64_t)r[0] + (uint64_t)fl_predict(FL_PRED_MEAN, S::BY, S::BX,
-                                                                      q, e0));
-        if (d1 == d)
-            q[e1] = (int64_t)((uint64_t)r[1] + (uint64_t)fl_predict(FL_PRED_MEAN, S::BY, S::BX,
-                                                                      q, e1));
+    const block_diagonals<DIM> &D = diagonals_of<DIM>();
+    const unsigned lane = threadIdx.x & 31u;
+    q[lane] = r[0];
+    q[lane + 32] = r[1];
+    __syncwarp();
+    for (unsigned d = 0; d < D.N; d++) {
+        if (lane < D.n[d]) {
+            const unsigned e = D.e[d][lane];
+            q[e] = (int64_t)((uint64_t)q[e] + (uint64_t)fl_predict(FL_PRED_MEAN, S::BY, S::BX,
+                                                                     q, e));
+        }
         __syncwarp();
     }
-    s[0] = (uint64_t)q[e0];
-    s[1] = (uint64_t)q[e1];
+    s[0] = (uint64_t)q[lane];
+    s[1] = (uint64_t)q[lane + 32];
 }
 
 /* Inclusive sums along one axis of the block, whose elements lie STRIDE elements apart, LEN of
@@ -296,10 +323,14 @@ __global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
         if (delta && lane == 0)
             r[0] = (int64_t)((uint64_t)r[0] + (uint64_t)prev_s[blk]);
         uint64_t code[2] = {(uint64_t)r[0], (uint64_t)r[1]};
-        if (DIM > 1 && pred == FL_PRED_MEAN)
-            by_diagonals<DIM>(q, r, code);
-        else
+        if constexpr (DIM > 1) {
+            if (pred == FL_PRED_MEAN)
+                by_diagonals<DIM>(q, r, code);
+            else
+                by_sums<DIM>(pred, code, lane);
+        } else {
             by_sums<DIM>(pred, code, lane);
+        }
         for (unsigned h = 0; h < 2; h++) {
             if (!valid[h])
                 continue;
