@@ -539,6 +539,36 @@ static uint32_t nib_read(const uint8_t *p, size_t *k)
     }
 }
 
+/* A version 5 ANS payload with two-byte word counts is version 4's with byte 15 cleared:
+ * behind a version 4 header it decodes to the same values, and with byte 15 left at 2 it is
+ * damage. */
+static void ans_as_version_4(const sample *s, size_t hlen)
+{
+    uint8_t *buf = malloc(s->len);
+    void *want = malloc(s->raw), *got = malloc(s->raw);
+    size_t n = 0;
+    tu_expect(h5zgpu_decompress(s->chunk, s->len, want, s->raw, &n, NULL) == H5ZGPU_OK,
+              "%s: the sample does not decode (%s)", s->name, h5zgpu_last_error());
+    for (int clear = 0; clear < 2; clear++) {
+        memcpy(buf, s->chunk, s->len);
+        buf[4] = 4;
+        if (clear)
+            buf[hlen + HP_OFF_RESERVED + 1] = 0;
+        tu_fix_checksum(buf, s->len);
+        const h5zgpu_status st = h5zgpu_decompress(buf, s->len, got, s->raw, &n, NULL);
+        if (clear)
+            tu_expect(st == H5ZGPU_OK && memcmp(got, want, s->raw) == 0,
+                      "%s: as version 4 -> %s (%s), or other values", s->name,
+                      h5zgpu_status_string(st), h5zgpu_last_error());
+        else
+            tu_expect(st == H5ZGPU_E_CORRUPT, "%s: version 4 with byte 15 set -> %s, want "
+                      "corrupt", s->name, h5zgpu_status_string(st));
+    }
+    free(buf);
+    free(want);
+    free(got);
+}
+
 typedef enum ans_edit {
     A_BUSY_MORE,      /* the count of busy sub-chunks + 1 */
     A_BUSY_PAST,      /* that count past the sub-chunks */
@@ -552,7 +582,9 @@ typedef enum ans_edit {
     A_WORD_FLIP,      /* a word of the first busy sub-chunk changed */
     A_RUN_TOKEN_PAST, /* the run token 2R */
     A_AXES_PAST,      /* axis order 6 */
-    A_RESERVED,       /* byte 15 set */
+    A_COUNTS_NONE,    /* byte 15, the word counts' bytes, 0 */
+    A_COUNTS_THREE,   /* that byte 3 */
+    A_COUNTS_OTHER,   /* that byte 1 where it is 2, 2 where it is 1 */
 } ans_edit;
 
 static const struct {
@@ -571,10 +603,14 @@ static const struct {
     {"ANS: a word of a sub-chunk changed", A_WORD_FLIP},
     {"ANS: run token 2R", A_RUN_TOKEN_PAST},
     {"ANS: axis order 6", A_AXES_PAST},
-    {"ANS: reserved byte 15", A_RESERVED},
+    {"ANS: word counts of 0 bytes", A_COUNTS_NONE},
+    {"ANS: word counts of 3 bytes", A_COUNTS_THREE},
+    {"ANS: word counts of the other width", A_COUNTS_OTHER},
 };
 
-static void ans_edits(const sample *s)
+/* The edits on a sample whose word counts take count_bytes each; and, with two bytes, the
+ * payload behind a version 4 header, where byte 15 is 0 and counts have two bytes. */
+static void ans_edits(const sample *s, unsigned count_bytes)
 {
     h5zgpu_info info;
     tu_expect(h5zgpu_chunk_info(s->chunk, s->len, &info) == H5ZGPU_OK, "%s: no header", s->name);
@@ -599,15 +635,21 @@ static void ans_edits(const sample *s)
         busy_groups += pay0[off_bitmap + g / 8] >> (g % 8) & 1u;
     const size_t off_masks = off_bitmap + pad4((groups + 7) / 8);
     const size_t off_counts = off_masks + 8 * busy_groups;
-    const size_t off_stream = off_counts + pad4(2 * busy);
+    const unsigned cb = pay0[HP_OFF_RESERVED + 1];   /* format version 5: a count's bytes */
+    const size_t off_stream = off_counts + pad4(cb * busy);
     size_t first = 0;   /* the first busy sub-chunk's first word: the stream's start */
-    tu_expect(busy >= 1 && busy_groups == 1 && nsub % 64 != 0, "%s: %zu busy sub-chunks of %zu",
-              s->name, busy, nsub);
+    tu_expect(cb == count_bytes, "%s: word counts of %u bytes, want %u", s->name, cb,
+              count_bytes);
+    if (cb == 2)
+        ans_as_version_4(s, info.header_len);
+    tu_expect(busy >= 1 && busy_groups == 1 && nsub % 64 != 0 && (cb == 1 || cb == 2),
+              "%s: %zu busy sub-chunks of %zu, word counts of %u bytes", s->name, busy, nsub,
+              cb);
     for (size_t e = 0; e < sizeof ans_cases / sizeof ans_cases[0]; e++) {
         uint8_t *buf = malloc(s->len);
         memcpy(buf, s->chunk, s->len);
         uint8_t *pay = buf + info.header_len;
-        const uint32_t words = get_le(pay + off_counts, 2);
+        const uint32_t words = get_le(pay + off_counts, cb);
         switch (ans_cases[e].kind) {
         case A_BUSY_MORE: put_le(pay + HP_ANS_OFF_BUSY, busy + 1, 4); break;
         case A_BUSY_PAST: put_le(pay + HP_ANS_OFF_BUSY, nsub + 1, 4); break;
@@ -622,8 +664,8 @@ static void ans_edits(const sample *s)
             *b = (uint8_t)((*b & ~(15u << sh)) | ((nib & 7u) < 7 ? nib + 1 : nib - 1) << sh);
             break;
         }
-        case A_WORDS_MORE: put_le(pay + off_counts, words + 1, 2); break;
-        case A_WORDS_ONE: put_le(pay + off_counts, 1, 2); break;
+        case A_WORDS_MORE: put_le(pay + off_counts, words + 1, cb); break;
+        case A_WORDS_ONE: put_le(pay + off_counts, 1, cb); break;
         case A_BITMAP_PAD: pay[off_bitmap + groups / 8] |= (uint8_t)(1u << (groups % 8)); break;
         case A_MASK_PAST: pay[off_masks + nsub / 8] |= (uint8_t)(1u << (nsub % 8)); break;
         case A_MASK_EMPTY: memset(pay + off_masks, 0, 8); break;
@@ -631,7 +673,9 @@ static void ans_edits(const sample *s)
         case A_WORD_FLIP: pay[off_stream + first] ^= 0x5A; break;
         case A_RUN_TOKEN_PAST: put_le(pay + HP_OFF_RUN_TOKEN, 2 * R, 2); break;
         case A_AXES_PAST: pay[HP_OFF_RESERVED] = 6; break;
-        case A_RESERVED: pay[HP_OFF_RESERVED + 1] = 1; break;
+        case A_COUNTS_NONE: pay[HP_OFF_RESERVED + 1] = 0; break;
+        case A_COUNTS_THREE: pay[HP_OFF_RESERVED + 1] = 3; break;
+        case A_COUNTS_OTHER: pay[HP_OFF_RESERVED + 1] = (uint8_t)(3 - cb); break;
         }
         h5zgpu_status st = decode_edited(buf, info.header_len, (size_t)info.payload_len, s->raw);
         tu_expect(st == H5ZGPU_E_CORRUPT, "%s (%s): decoded -> %s, want corrupt (%s)",
@@ -689,13 +733,22 @@ int main(void)
     huffman_edits(huff_samples, nh);
     for (size_t i = 0; i < nh; i++)
         free(huff_samples[i].chunk);
-    sample ans = {.name = "Huffman ANS form, 3-D float32, axes permuted", .codec = 2,
-                  .pattern = TU_FIELD, .specials = 5,
-                  .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_ABS, .eb = 1e-2,
-                        .dtype = H5ZGPU_FLOAT32, .rank = 3, .dims = {24, 40, 36}}};
-    make_sample(&ans);
-    ans_edits(&ans);
-    free(ans.chunk);
+    /* the ANS form with word counts of two bytes, then of one */
+    sample ans[] = {
+        {.name = "Huffman ANS form, 3-D float32, axes permuted", .codec = 2,
+         .pattern = TU_FIELD, .specials = 5,
+         .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_ABS, .eb = 1e-2,
+               .dtype = H5ZGPU_FLOAT32, .rank = 3, .dims = {24, 40, 36}}},
+        {.name = "Huffman ANS form, 3-D float32, short sub-chunks", .codec = 2,
+         .pattern = TU_FIELD, .specials = 5,
+         .p = {.codec = H5ZGPU_CODEC_HUFFMAN, .mode = H5ZGPU_MODE_REL, .eb = 1e-2,
+               .dtype = H5ZGPU_FLOAT32, .rank = 3, .dims = {21, 34, 47}}},
+    };
+    for (unsigned i = 0; i < 2; i++) {
+        make_sample(&ans[i]);
+        ans_edits(&ans[i], 2 - i);
+        free(ans[i].chunk);
+    }
     hand_built();
     return tu_done("codec_corrupt");
 }

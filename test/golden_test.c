@@ -45,7 +45,8 @@ static int expected(const char *dir, const char *name, unsigned long long *in_ha
 #define HUFF_OFF_FORM 8u
 #define HUFF_OFF_ORDER 9u   /* the predictor */
 #define HUFF_OFF_RUN_TOKEN 12u
-#define HUFF_OFF_AXES 14u   /* format version 4 */
+#define HUFF_OFF_AXES 14u          /* format version 4 */
+#define HUFF_OFF_COUNT_BYTES 15u   /* format version 5 */
 #define HUFF_OFF_N_OUT 16u
 #define HUFF_OFF_N_VERB 20u
 #define HUFF_FIXED_LEN 24u
@@ -68,14 +69,16 @@ static void check_covers(const golden_case *c, const uint8_t *chunk, const h5zgp
     unsigned form = pay[HUFF_OFF_FORM], order = pay[HUFF_OFF_ORDER];
     unsigned run_token = pay[HUFF_OFF_RUN_TOKEN] | (unsigned)pay[HUFF_OFF_RUN_TOKEN + 1] << 8;
     uint32_t n_out = get_u32(pay + HUFF_OFF_N_OUT), n_verb = get_u32(pay + HUFF_OFF_N_VERB);
-    unsigned axes = pay[HUFF_OFF_AXES];
+    unsigned axes = pay[HUFF_OFF_AXES], count_bytes = pay[HUFF_OFF_COUNT_BYTES];
     tu_expect(form == w->form && order == w->order && run_token == w->run_token &&
-                  (n_out > 0) == w->outliers && (n_verb > 0) == w->verbatim && axes == w->axes,
+                  (n_out > 0) == w->outliers && (n_verb > 0) == w->verbatim &&
+                  axes == w->axes && count_bytes == w->count_bytes,
               "%s: Huffman form %u, order %u, run token %u, %u outliers, %u verbatim values, "
-              "axes %u; the case covers form %u, order %u, run token %u, %s outliers, %s "
-              "verbatim values, axes %u",
-              c->name, form, order, run_token, n_out, n_verb, axes, w->form, w->order,
-              w->run_token, w->outliers ? "some" : "no", w->verbatim ? "some" : "no", w->axes);
+              "axes %u, count bytes %u; the case covers form %u, order %u, run token %u, %s "
+              "outliers, %s verbatim values, axes %u, count bytes %u",
+              c->name, form, order, run_token, n_out, n_verb, axes, count_bytes, w->form,
+              w->order, w->run_token, w->outliers ? "some" : "no", w->verbatim ? "some" : "no",
+              w->axes, w->count_bytes);
 }
 
 static void check_case(const char *dir, const golden_case *c)
@@ -97,7 +100,7 @@ static void check_case(const char *dir, const golden_case *c)
 
     h5zgpu_info info;
     h5zgpu_status st = h5zgpu_chunk_info(golden, glen, &info);
-    unsigned version = (unsigned)(c->name[1] - '0');   /* "v1_" .. "v4_" */
+    unsigned version = (unsigned)(c->name[1] - '0');   /* "v1_" .. "v5_" */
     tu_expect(st == H5ZGPU_OK && info.format_version == version && info.raw_len == raw,
               "%s: header unreadable or not format version %u (%s)", c->name, version,
               h5zgpu_last_error());

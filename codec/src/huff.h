@@ -89,7 +89,8 @@ h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const qz_quant *Q, const int32_
 typedef struct hf_layout {
     unsigned form, order, radius, run_token, ntokens;
     unsigned axes;                /* format version 4: the axis order (huff_axes.h) */
-    uint32_t busy, busy_groups;   /* the ANS form: sub-chunks with words, their groups */
+    uint32_t busy, busy_groups;   /* the ANS form: sub-chunks with words, their groups, */
+    unsigned count_bytes;         /* and the bytes of a word count (huff_ans.h) */
     uint32_t n_out, n_verb;
     uint64_t off_sub, off_stream, stream_bytes, off_out_pos, off_out_delta, off_verb_pos,
         off_verb_val;

@@ -1,9 +1,10 @@
-/* The Huffman codec's ANS form (form 3, format version 4), shared verbatim by the CPU reference
- * (huff_ans.c) and the CUDA kernels: the elements' tokens coded by rANS with a frequency table
- * per class of element and context, in sub-chunks that decode independently. Huffman spends a
- * whole bit or more on a token; where one delta dominates (smooth fields, loose bounds) that is
- * most of the payload, and rANS spends what the token's probability says. The classes follow
- * the interpolation's passes, whose deltas differ in spread. docs/FORMAT.md, "ANS form". */
+/* The Huffman codec's ANS form (form 3, format versions 4 and 5), shared verbatim by the CPU
+ * reference (huff_ans.c) and the CUDA kernels: the elements' tokens coded by rANS with a
+ * frequency table per class of element and context, in sub-chunks that decode independently.
+ * Huffman spends a whole bit or more on a token; where one delta dominates (smooth fields,
+ * loose bounds) that is most of the payload, and rANS spends what the token's probability
+ * says. The classes follow the interpolation's passes, whose deltas differ in spread.
+ * docs/FORMAT.md, "ANS form". */
 #ifndef H5ZGPU_HUFF_ANS_H
 #define H5ZGPU_HUFF_ANS_H
 
@@ -83,11 +84,39 @@ HZ_HD uint64_t hf_ans_groups(uint64_t nsub)
     return (nsub + HF_ANS_GROUP - 1) / HF_ANS_GROUP;
 }
 
+/* The bytes of a busy sub-chunk's word count: from format version 5 payload byte 15 says, 1
+ * when every busy sub-chunk has fewer than 256 words, else 2; version 4 has 2 and byte 15 0.
+ * At loose bounds most busy sub-chunks hold a few words besides their state: on the dark
+ * matter density at 1e-2 of its range, a 256^3 chunk's 241-401 counts are at most 36 and
+ * took a sixth of the payload as 16-bit numbers. */
+#define HF_ANS_OFF_COUNT_BYTES 15u
+#define HF_ANS_COUNT_BYTES_VERSION 5u
+
+HZ_HD unsigned hf_ans_count_bytes(uint64_t max_words)
+{
+    return max_words < 256u ? 1u : 2u;
+}
+
+HZ_HD uint32_t hf_ans_get_count(const uint8_t *counts, uint64_t k, unsigned count_bytes)
+{
+    return count_bytes == 1u ? counts[k] : hz_get_u16(counts + 2 * k);
+}
+
+HZ_HD void hf_ans_put_count(uint8_t *counts, uint64_t k, unsigned count_bytes, uint32_t words)
+{
+    if (count_bytes == 1u)
+        counts[k] = (uint8_t)words;
+    else
+        hz_put_u16(counts + 2 * k, words);
+}
+
 /* Bytes from the tables' end to the stream: the groups' bits (padded to 4), the masks of the
  * busy groups, then the word counts of the busy sub-chunks (padded to 4). */
-HZ_HD uint64_t hf_ans_index_bytes(uint64_t nsub, uint64_t busy_groups, uint64_t busy)
+HZ_HD uint64_t hf_ans_index_bytes(uint64_t nsub, uint64_t busy_groups, uint64_t busy,
+                                  unsigned count_bytes)
 {
-    return hf_pad4((hf_ans_groups(nsub) + 7) / 8) + 8 * busy_groups + hf_pad4(2 * busy);
+    return hf_pad4((hf_ans_groups(nsub) + 7) / 8) + 8 * busy_groups +
+           hf_pad4((uint64_t)count_bytes * busy);
 }
 
 /* Element coordinates along the tile-major order, one step at a time: the tile and the

@@ -391,7 +391,8 @@ h5zgpu_status hf_encode_cpu(const hf_geom *g, const qz_quant *Q, unsigned radius
 
 /* The ANS form's tables, sub-chunk table and stream at out + o; returns the offset after them. */
 static uint64_t put_ans_stream(const hf_ans_tabs *A, uint64_t nsub, const uint16_t *words,
-                               const uint64_t *nwords, uint8_t *out, uint64_t o)
+                               const uint64_t *nwords, unsigned count_bytes, uint8_t *out,
+                               uint64_t o)
 {
     const uint64_t groups = hf_ans_groups(nsub);
     uint64_t busy = 0;
@@ -415,8 +416,8 @@ static uint64_t put_ans_stream(const hf_ans_tabs *A, uint64_t nsub, const uint16
     }
     for (uint64_t s = 0, k = 0; s < nsub; s++)
         if (nwords[s])
-            hz_put_u16(out + o + 2 * k++, (uint32_t)nwords[s]);
-    o += hf_pad4(2 * busy);
+            hf_ans_put_count(out + o, k++, count_bytes, (uint32_t)nwords[s]);
+    o += hf_pad4(count_bytes * busy);
     for (uint64_t s = 0; s < nsub; s++)
         for (uint64_t k = 0; k < nwords[s]; k++, o += 2)
             hz_put_u16(out + o, words[s * HF_ANS_SUB_WORDS + k]);
@@ -591,17 +592,20 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
     /* the ANS form, kept when strictly smaller than the best Huffman form */
     hf_ans_tables(g, E.order, R, E.tok, A);
     const uint64_t nw = hf_ans_encode_cpu(g, E.order, A, E.tok, rs, words, nwords);
-    uint64_t busy = 0, busy_groups = 0;
+    uint64_t busy = 0, busy_groups = 0, most = 0;
     for (uint64_t first = 0; first < nsub_ans; first += HF_ANS_GROUP) {
         uint64_t in_group = 0;
-        for (uint64_t s = first; s < nsub_ans && s < first + HF_ANS_GROUP; s++)
+        for (uint64_t s = first; s < nsub_ans && s < first + HF_ANS_GROUP; s++) {
             in_group += nwords[s] != 0;
+            most = nwords[s] > most ? nwords[s] : most;
+        }
         busy += in_group;
         busy_groups += in_group != 0;
     }
+    const unsigned count_bytes = hf_ans_count_bytes(most);
     const uint64_t size_ans = HF_ANS_OFF_TABLES + hf_ans_table_bytes(A) +
-                              hf_ans_index_bytes(nsub_ans, busy_groups, busy) + hf_pad4(2 * nw) +
-                              8 * n_out + (4 + esize) * n_verb;
+                              hf_ans_index_bytes(nsub_ans, busy_groups, busy, count_bytes) +
+                              hf_pad4(2 * nw) + 8 * n_out + (4 + esize) * n_verb;
     if (size_ans < size) {
         E.form = HF_FORM_ANS;
         size = size_ans;
@@ -626,11 +630,12 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
     hz_put_u16(out + 10, R);
     hz_put_u16(out + 12, E.rs);
     out[14] = (uint8_t)axes;
+    out[HF_ANS_OFF_COUNT_BYTES] = E.form == HF_FORM_ANS ? (uint8_t)count_bytes : 0;
     hz_put_u32(out + 16, (uint32_t)n_out);
     hz_put_u32(out + 20, (uint32_t)n_verb);
     uint64_t o = HF_OFF_CODEBOOK;
     if (E.form == HF_FORM_ANS)
-        o = put_ans_stream(A, nsub_ans, words, nwords, out, o);
+        o = put_ans_stream(A, nsub_ans, words, nwords, count_bytes, out, o);
     else
         o = put_huffman_stream(&E, out, o, T);
     E.out_pos = out + o;

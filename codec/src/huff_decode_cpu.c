@@ -88,9 +88,13 @@ h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const
     L->n_verb = hz_get_u32(in + 20);
     L->order = in[9];
     L->axes = version >= 4 ? in[14] : 0;   /* checked by hf_payload_axes */
-    if (L->form > (version >= 4 ? HF_FORM_ANS : HF_FORM_PAIRS) || in[15] ||
+    const int sized_counts = version >= HF_ANS_COUNT_BYTES_VERSION && L->form == HF_FORM_ANS;
+    L->count_bytes = sized_counts ? in[HF_ANS_OFF_COUNT_BYTES] : 2u;
+    if (L->form > (version >= 4 ? HF_FORM_ANS : HF_FORM_PAIRS) ||
+        (sized_counts ? L->count_bytes != 1 && L->count_bytes != 2 : in[15] != 0) ||
         (version < 4 && in[14]))
-        return corrupt("unknown form or reserved bytes set");
+        return corrupt("unknown form or reserved bytes set, or ANS word counts neither 1 nor 2 "
+                       "bytes");
     if (L->order == HF_PRED_INTERP ? version < 2 : L->order > g->dim)
         return corrupt("predictor neither interpolation (format version 2) nor a Lorenzo order "
                        "of the chunk's dimensionality");
@@ -130,7 +134,8 @@ h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const
         }
         if (L->busy_groups > L->busy)
             return corrupt("more busy groups than busy sub-chunks");
-        L->off_stream = L->off_sub + hf_ans_index_bytes(nsub, L->busy_groups, L->busy);
+        L->off_stream =
+            L->off_sub + hf_ans_index_bytes(nsub, L->busy_groups, L->busy, L->count_bytes);
         return place_lists(esize, len, L);
     }
     unsigned nsym = 2 * L->radius + (L->form == HF_FORM_CODES ? 0 : HF_RUN_MAX);
@@ -359,7 +364,8 @@ static h5zgpu_status ans_stream(hf_dec *D, const hf_ans_tabs *A)
                 continue;
             }
             const uint64_t s = first + j;
-            woff[s + 1] = woff[s] + (has && k < L->busy ? hz_get_u16(counts + 2 * k) : 0);
+            woff[s + 1] =
+                woff[s] + (has && k < L->busy ? hf_ans_get_count(counts, k, L->count_bytes) : 0);
             if (has && (k++ >= L->busy || woff[s + 1] - woff[s] < 2)) {
                 st = corrupt("the busy sub-chunks disagree with their count, or one has no "
                              "state");
@@ -371,7 +377,7 @@ static h5zgpu_status ans_stream(hf_dec *D, const hf_ans_tabs *A)
         st = corrupt("the busy sub-chunks disagree with their count");
         goto done;
     }
-    for (const uint8_t *b = counts + 2 * k; b < in + L->off_stream; b++)
+    for (const uint8_t *b = counts + (uint64_t)L->count_bytes * k; b < in + L->off_stream; b++)
         if (*b) {
             st = corrupt("sub-chunk table padding is not zero");
             goto done;

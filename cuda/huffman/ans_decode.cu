@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_ans_index_kernel(const hf_d
         const uint64_t m = hz_get_u64(masks + 8 * gi++);
         for (uint64_t j = 0; j < HF_ANS_GROUP; j++)
             if (m >> j & 1u) {
-                const uint32_t nw = hz_get_u16(counts + 2 * kk++);
+                const uint32_t nw = hf_ans_get_count(counts, kk++, L.count_bytes);
                 bad |= nw < 2;
                 words += nw;
             }
@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_ans_index_kernel(const hf_d
         for (uint64_t j = 0; j < HF_ANS_GROUP && g * HF_ANS_GROUP + j < nsub; j++) {
             d.woff[g * HF_ANS_GROUP + j] = run;
             if (m >> j & 1u)
-                run += hz_get_u16(counts + 2 * k++);
+                run += hf_ans_get_count(counts, k++, L.count_bytes);
         }
     }
     if (threadIdx.x == 0) {
@@ -92,8 +92,8 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_ans_index_kernel(const hf_d
         bad |= hf_pad4(2 * wtot) != L.stream_bytes;
     }
     /* padding: the counts', the stream's */
-    for (const uint8_t *p = counts + 2 * L.busy + threadIdx.x; p < a.in + L.off_stream;
-         p += blockDim.x)
+    for (const uint8_t *p = counts + (uint64_t)L.count_bytes * L.busy + threadIdx.x;
+         p < a.in + L.off_stream; p += blockDim.x)
         bad |= *p != 0;
     for (uint64_t b = 2 * wtot + threadIdx.x; b < L.stream_bytes; b += blockDim.x)
         bad |= a.in[L.off_stream + b] != 0;

@@ -334,11 +334,14 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_ans_choose_kernel(const hf_
         return any != 0;
     };
     uint64_t words = 0, busy = 0, marked = 0, wtot, btot, gtot;
+    uint32_t most = 0;
     for (uint64_t g = g0; g < g1; g++)
         marked += group(g, [&](uint64_t, uint32_t nw) {
             words += nw;
             busy += nw != 0;
+            most = max(most, nw);
         });
+    const unsigned count_bytes = hf_ans_count_bytes(__syncthreads_or(most > 255u) ? 256u : 0u);
     uint64_t wrun = dv_block_excl(words, &wtot), brun = dv_block_excl(busy, &btot);
     uint64_t grun = dv_block_excl(marked, &gtot);
     for (uint64_t g = g0; g < g1; g++) {
@@ -355,9 +358,10 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_ans_choose_kernel(const hf_
         A->words = wtot;
         A->busy = btot;
         A->busy_groups = gtot;
+        A->count_bytes = count_bytes;
         const uint64_t size = HF_ANS_OFF_TABLES + hf_pad4((A->nibbles + 1) / 2) +
-                              hf_ans_index_bytes(nsub, gtot, btot) + hf_pad4(2 * wtot) +
-                              8 * P->n_out + (4 + esize) * P->n_verb;
+                              hf_ans_index_bytes(nsub, gtot, btot, count_bytes) +
+                              hf_pad4(2 * wtot) + 8 * P->n_out + (4 + esize) * P->n_verb;
         if (size < P->size) {
             P->form = HF_FORM_ANS;
             P->size = size;
@@ -443,7 +447,8 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ans_place_kernel(const hf_enc_a
     const uint64_t off_bitmap = HF_ANS_OFF_TABLES + hf_pad4((A->nibbles + 1) / 2);
     const uint64_t off_masks = off_bitmap + hf_pad4((hf_ans_groups(nsub) + 7) / 8);
     const uint64_t off_counts = off_masks + 8 * A->busy_groups;
-    const uint64_t off_stream = off_bitmap + hf_ans_index_bytes(nsub, A->busy_groups, A->busy);
+    const uint64_t off_stream =
+        off_bitmap + hf_ans_index_bytes(nsub, A->busy_groups, A->busy, A->count_bytes);
     const uint64_t gt = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
     if (gt == 0)
         hz_put_u32(dst + HF_ANS_OFF_BUSY, (uint32_t)A->busy);
@@ -455,7 +460,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ans_place_kernel(const hf_enc_a
         atomicOr((unsigned *)(dst + off_bitmap) + g / 32, 1u << (g % 32));
         atomicOr((unsigned *)(dst + off_masks + 8 * (uint64_t)a.b.ans_gidx[g]) + j / 32,
                  1u << (j % 32));
-        hz_put_u16(dst + off_counts + 2 * (uint64_t)a.b.ans_bidx[s], nw);
+        hf_ans_put_count(dst + off_counts, a.b.ans_bidx[s], A->count_bytes, nw);
     }
     /* the stream starts 4-aligned: its words are whole 16-bit stores */
     uint16_t *stream = (uint16_t *)(dst + off_stream);

@@ -54,6 +54,7 @@ typedef struct hf_ans_plan {
     unsigned m[HF_ANS_TABLES];
     unsigned long long nib[HF_ANS_TABLES];
     unsigned long long nibbles, words, busy, busy_groups;
+    unsigned count_bytes;   /* of a busy sub-chunk's word count (huff_ans.h) */
     uint32_t count[HF_ANS_TABLES][2 * HF_RADIUS_MAX];
     uint32_t fc[HF_ANS_TABLES][2 * HF_RADIUS_MAX];
 } hf_ans_plan;

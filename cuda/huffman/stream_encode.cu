@@ -319,7 +319,8 @@ __global__ void __launch_bounds__(HF_THREADS) hf_enc_tail_kernel(const hf_enc_ar
     const uint64_t nsub_ans = hf_ans_nsub(a.g.n);
     const uint64_t off_out =
         ans ? HF_ANS_OFF_TABLES + hf_pad4((A->nibbles + 1) / 2) +
-                  hf_ans_index_bytes(nsub_ans, A->busy_groups, A->busy) + hf_pad4(2 * A->words)
+                  hf_ans_index_bytes(nsub_ans, A->busy_groups, A->busy, A->count_bytes) +
+                  hf_pad4(2 * A->words)
             : off_sub + hf_pad4(2 * nsub) + hf_pad4((P->bits + 7) / 8);
     const uint64_t off_verb = off_out + 8 * n_out;
     /* at least one: item 0 writes the fixed part */
@@ -334,6 +335,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_enc_tail_kernel(const hf_enc_ar
             hz_put_u16(dst + 10, a.R);
             hz_put_u16(dst + 12, P->form == HF_FORM_RUNS || ans ? P->rs : 0u);
             dst[14] = (uint8_t)a.b.axes;
+            dst[HF_ANS_OFF_COUNT_BYTES] = ans ? (uint8_t)A->count_bytes : 0u;
             hz_put_u32(dst + 16, (uint32_t)n_out);
             hz_put_u32(dst + 20, (uint32_t)n_verb);
             if (!ans) {

@@ -44,7 +44,7 @@ uint64_t hc_check_values(const h5zgpu_params *p, const void *in, const void *out
  * above eb x range, PWREL eb, and 0 for a chunk stored raw (codec 0). */
 double hc_expected_eb_abs(const h5zgpu_params *p, unsigned codec, const hc_range *r);
 
-/* The format version FORMAT.md says a chunk's header records: 1 for a chunk stored raw, else 4. */
+/* The format version FORMAT.md says a chunk's header records: 1 for a chunk stored raw, else 5. */
 unsigned hc_expected_version(unsigned codec);
 
 #endif
