@@ -9,12 +9,15 @@ import sys
 
 
 def tables(path):
-    """{codec index: [(field, bound, compress, decompress, ratio)]} from gpu_bench's tables."""
-    out, cur = {}, None
+    """{codec name: [(field, bound, compress, decompress, ratio)]} from gpu_bench's tables, each
+    named by the line before it ("Huffman codec (device-to-device copy ...)")."""
+    out, cur, title = {}, None, ""
     with open(path) as f:
         for line in f:
+            if line.strip() and not line.startswith("|"):
+                title = line.split("(")[0].strip()
             if line.startswith("| field |"):
-                cur = len(out)
+                cur = title or str(len(out))
                 out[cur] = []
             elif line.startswith("| chunk") or not line.startswith("|"):
                 cur = None   # the sub-chunk sweep, or the end of a table
@@ -31,12 +34,11 @@ def geomean(xs):
 
 def main(base_path, tree_path):
     base, tree = tables(base_path), tables(tree_path)
-    names = {0: "fixed-length (1)", 1: "Huffman (2)", 2: "auto (0)"}
-    for k in sorted(tree):
+    for k in tree:
         rows = list(zip(base.get(k, []), tree[k]))
         if not rows:
             continue
-        print(f"\n{names.get(k, k)}\n")
+        print(f"\n{k}\n")
         print("| field | bound | compress GB/s base / tree | decompress GB/s base / tree "
               "| ratio base / tree |")
         print("|---|---|---|---|---|")
