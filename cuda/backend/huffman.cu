@@ -49,20 +49,24 @@ done:
     return st;
 }
 
-/* The ANS form's device state in w->ans: its plan, the axis costs, then each sub-chunk's words
- * (a 16-byte aligned row each), word count, first word and place among the busy ones, and each
- * group's place. */
+/* The ANS form's device state in w->ans: its plan, the axis costs, each element's table entry,
+ * then each sub-chunk's words (a 16-byte aligned row each), word count, first word and place
+ * among the busy ones, and each group's place. */
 static h5zgpu_status ans_bufs(hzc_ws *w, const hf_geom *g, hf_enc_bufs *b,
                               unsigned long long **cost)
 {
     const uint64_t nsub = hf_ans_nsub(g->n), plan = (sizeof(hf_ans_plan) + 15) & ~(uint64_t)15;
     const uint64_t words = 2 * nsub * HF_ANS_SCRATCH, four = words8(4 * nsub);
-    h5zgpu_status st = hzc_buf_need(&w->ans, plan + 64 + words + 3 * four + 8 * nsub, 0);
+    const uint64_t keys = (2 * (g->n + 8) + 15) & ~(uint64_t)15;
+    h5zgpu_status st =
+        hzc_buf_need(&w->ans, plan + 64 + keys + words + 3 * four + 8 * nsub, 0);
     if (st != H5ZGPU_OK)
         return st;
     uint8_t *p = (uint8_t *)w->ans.p;
     b->ans = (hf_ans_plan *)p;
     *cost = (unsigned long long *)(p + plan);
+    b->ans_key = (uint16_t *)(p + plan + 64);
+    p += keys;
     b->ans_words = (uint16_t *)(p + plan + 64);
     b->ans_nwords = (uint32_t *)(p + plan + 64 + words);
     b->ans_bidx = (uint32_t *)(p + plan + 64 + words + four);

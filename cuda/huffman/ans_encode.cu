@@ -4,9 +4,10 @@
 #include "ans_device.cuh"
 
 /* A CTA a run of tiles: their elements counted by (table, token) in shared memory, then added
- * to the plan's counts. A table is the element's class and the context its successor in the
- * tile-major order gives (none past a sub-chunk's end). Most of a warp's 32 elements share
- * lane 0's key: those take one shared add, the others one each. */
+ * to the plan's counts, and each element's key (table x 2R + token) kept for the encoder. A
+ * table is the element's class and the context its successor in the tile-major order gives
+ * (none past a sub-chunk's end). Most of a warp's 32 elements share lane 0's key: those take
+ * one shared add, the others one each. */
 __global__ void __launch_bounds__(HF_THREADS) hf_ans_count_kernel(const hf_enc_args a)
 {
     extern __shared__ uint32_t h_s[];
@@ -40,6 +41,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ans_count_kernel(const hf_enc_a
                 const unsigned nx =
                     (i + 1) % HF_ANS_SUB && i + 1 < a.g.n ? hf_ans_context(tok[i + 1]) : 0u;
                 key = hf_ans_table(c, nx) * span + tok[i];
+                a.b.ans_key[i] = (uint16_t)key;
             }
             const unsigned k0 = __shfl_sync(FULL, key, 0);   /* lane 0 is live when any is */
             const unsigned same = __ballot_sync(FULL, live && key == k0);
@@ -249,14 +251,17 @@ __device__ __forceinline__ bool hf_ans_idle(const uint4 *tv, unsigned cnt, unsig
 }
 
 /* A thread a sub-chunk, as encode_task of huff_ans.c: a sub-chunk of the run token alone has no
- * words; else its tokens onto the state first to last, then the state. Tokens come eight at a
- * time, a load ahead; words leave eight at a time. */
+ * words; else its elements onto the state first to last, then the state. Each element's
+ * table entry comes with its key from the counts, eight at a time a load ahead, so a step is
+ * the state's own chain: a sub-chunk is a serial run of 4096 steps, and on a chunk of a few
+ * MiB (a few dozen sub-chunks) its length is the encoder's time. Words leave eight at a
+ * time. */
 __global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_encode_kernel(const hf_enc_args a)
 {
     extern __shared__ uint32_t fc_s[];
     const hf_ans_plan *A = a.b.ans;
     const hf_enc_plan *P = a.b.plan;
-    const unsigned span = 2 * a.R, pred = P->pred;
+    const unsigned span = 2 * a.R;
     uint32_t *rcp_s = fc_s + A->ntab * span;
     hf_ans_load_tables(A, span, fc_s, rcp_s);
     const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
@@ -264,38 +269,33 @@ __global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_encode_kernel(const hf_
         return;
     const uint64_t i0 = s * HF_ANS_SUB;
     const unsigned cnt = (unsigned)min((uint64_t)HF_ANS_SUB, a.g.n - i0);
-    const uint4 *tv = (const uint4 *)(a.b.tok + i0);   /* tok is readable 8 past n */
-    if (hf_ans_idle(tv, cnt, P->rs)) {
+    if (hf_ans_idle((const uint4 *)(a.b.tok + i0), cnt, P->rs)) {   /* tok: 8 past n */
         a.b.ans_nwords[s] = 0;
         return;
     }
     hf_ans_out out = {(uint4 *)(a.b.ans_words + s * HF_ANS_SCRATCH), 0, 0, 0};
     uint32_t x = HF_ANS_LOW;
-    hf_ans_cls cls;
-    unsigned e0;
-    const bool fast = hf_ans_sub_cls(a.g, pred, i0, cnt, &cls, &e0);
-    hf_walk wk;
-    hf_walk_at(&a.g, &wk, i0);
-    uint4 cur = tv[0];
+    const uint4 *kv = (const uint4 *)(a.b.ans_key + i0);   /* readable 8 past n */
+    uint4 cur = kv[0];
     for (unsigned q = 0; 8 * q < cnt; q++) {
-        const uint4 nxt = 8 * (q + 1) < cnt ? tv[q + 1] : make_uint4(0, 0, 0, 0);
+        const uint4 nxt = 8 * (q + 1) < cnt ? kv[q + 1] : make_uint4(0, 0, 0, 0);
+        uint32_t en[8], rcp[8];
 #pragma unroll
         for (unsigned j = 0; j < 8; j++) {
-            const unsigned e = 8 * q + j;
-            if (e >= cnt)
+            const unsigned k = 8 * q + j < cnt ? hf_tok_of(cur, cur, j) : 0u;   /* n: past */
+            en[j] = fc_s[k];
+            rcp[j] = rcp_s[k];
+        }
+#pragma unroll
+        for (unsigned j = 0; j < 8; j++) {
+            if (8 * q + j >= cnt)
                 break;
-            const unsigned t = hf_tok_of(cur, nxt, j);
-            const unsigned nx = e + 1 < cnt ? hf_ans_context(hf_tok_of(cur, nxt, j + 1)) : 0u;
-            const unsigned c = fast ? cls.of(e0 + e) : hf_walk_class(&wk, pred);
-            const unsigned k = hf_ans_table(c, nx) * span + t;
-            const uint32_t en = fc_s[k], f = en & 0xFFFFu;
+            const uint32_t f = en[j] & 0xFFFFu;
             if (hf_ans_full(x, f)) {
                 out.put(x);
                 x >>= 16;
             }
-            x = hf_ans_code_rcp(x, f, en >> 16, rcp_s[k]);
-            if (!fast)
-                hf_walk_next(&a.g, &wk);
+            x = hf_ans_code_rcp(x, f, en[j] >> 16, rcp[j]);
         }
         cur = nxt;
     }

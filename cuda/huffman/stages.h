@@ -102,9 +102,12 @@ typedef struct hf_enc_bufs {
     uint16_t *tok_copy;             /* tests, else NULL: host copy of the tokens, taken before
                                      * the stream's packing reuses their memory */
     unsigned axes;                  /* the axis order (payload byte 14) */
-    hf_ans_plan *ans;               /* the ANS form: its plan, each sub-chunk's words (a row
-                                     * of HF_ANS_SCRATCH), their count, first word and place
-                                     * among the busy sub-chunks, and the groups' */
+    hf_ans_plan *ans;               /* the ANS form: its plan, each element's table entry
+                                     * (table x 2R + token, tile-major, readable 8 past n),
+                                     * each sub-chunk's words (a row of HF_ANS_SCRATCH), their
+                                     * count, first word and place among the busy sub-chunks,
+                                     * and the groups' */
+    uint16_t *ans_key;
     uint16_t *ans_words;
     uint32_t *ans_nwords;
     uint64_t *ans_woff;
