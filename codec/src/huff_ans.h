@@ -274,10 +274,12 @@ HZ_HD void hf_ans_table_put(uint8_t *p, uint64_t *k, const uint32_t *freq, unsig
     }
 }
 
-/* Whether state x must give out its low word before coding a token of frequency f. */
+/* Whether state x must give out its low word before coding a token of frequency f: whether
+ * x >= f 2^18, which for whole numbers is floor(x / 2^18) >= f (no 64-bit product at
+ * f = 2^14). */
 HZ_HD int hf_ans_full(uint32_t x, uint32_t f)
 {
-    return (uint64_t)x >= (uint64_t)f << (32u - HF_ANS_BITS);
+    return x >> (32u - HF_ANS_BITS) >= f;
 }
 
 /* State x (already renormalised) after coding a token of frequency f, cumulative c. */

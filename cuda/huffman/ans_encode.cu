@@ -199,28 +199,33 @@ __device__ __forceinline__ uint32_t hf_ans_code_rcp(uint32_t x, uint32_t f, uint
     return (q << HF_ANS_BITS) + r + c;
 }
 
-/* A thread's words into its scratch row, eight at a time (one 16-byte store). */
+/* A thread's words into its scratch row, eight at a time (one 16-byte store): each word enters
+ * the top of a 128-bit register window that moves down 16 bits, so the step that puts one is
+ * four funnel shifts whatever its place in the eight. */
 struct hf_ans_out {
     uint4 *row;
-    uint64_t lo, hi;
-    unsigned k;   /* words put */
+    uint32_t w0, w1, w2, w3;   /* the window, w0 at the lowest address */
+    unsigned k;                /* words put */
+    __device__ __forceinline__ void shift_in(uint32_t v)
+    {
+        w0 = __funnelshift_r(w0, w1, 16);
+        w1 = __funnelshift_r(w1, w2, 16);
+        w2 = __funnelshift_r(w2, w3, 16);
+        w3 = __funnelshift_r(w3, v, 16);
+    }
     __device__ __forceinline__ void put(uint32_t v)
     {
-        const unsigned j = k & 7u;
-        const uint64_t sh = (uint64_t)(v & 0xFFFFu) << (16 * (j & 3u));
-        lo |= j < 4 ? sh : 0;
-        hi |= j < 4 ? 0 : sh;
-        if ((++k & 7u) == 0) {
-            row[k / 8 - 1] = make_uint4((uint32_t)lo, (uint32_t)(lo >> 32), (uint32_t)hi,
-                                        (uint32_t)(hi >> 32));
-            lo = hi = 0;
-        }
+        shift_in(v);
+        if ((++k & 7u) == 0)
+            row[k / 8 - 1] = make_uint4(w0, w1, w2, w3);
     }
-    __device__ __forceinline__ void flush()
+    __device__ __forceinline__ void flush()   /* the last k mod 8 words down to the row's start */
     {
-        if (k & 7u)
-            row[k / 8] = make_uint4((uint32_t)lo, (uint32_t)(lo >> 32), (uint32_t)hi,
-                                    (uint32_t)(hi >> 32));
+        if ((k & 7u) == 0)
+            return;
+        for (unsigned j = k & 7u; j < 8; j++)
+            shift_in(0);
+        row[k / 8] = make_uint4(w0, w1, w2, w3);
     }
 };
 
@@ -252,7 +257,7 @@ __device__ __forceinline__ bool hf_ans_idle(const uint4 *tv, unsigned cnt, unsig
 
 /* A thread a sub-chunk, as encode_task of huff_ans.c: a sub-chunk of the run token alone has no
  * words; else its elements onto the state first to last, then the state. Each element's
- * table entry comes with its key from the counts, eight at a time a load ahead, so a step is
+ * table entry comes with its key from the counts, eight at a time two loads ahead, so a step is
  * the state's own chain: a sub-chunk is a serial run of 4096 steps, and on a chunk of a few
  * MiB (a few dozen sub-chunks) its length is the encoder's time. Words leave eight at a
  * time. */
@@ -273,12 +278,12 @@ __global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_encode_kernel(const hf_
         a.b.ans_nwords[s] = 0;
         return;
     }
-    hf_ans_out out = {(uint4 *)(a.b.ans_words + s * HF_ANS_SCRATCH), 0, 0, 0};
+    hf_ans_out out = {(uint4 *)(a.b.ans_words + s * HF_ANS_SCRATCH), 0, 0, 0, 0, 0};
     uint32_t x = HF_ANS_LOW;
     const uint4 *kv = (const uint4 *)(a.b.ans_key + i0);   /* readable 8 past n */
-    uint4 cur = kv[0];
-    for (unsigned q = 0; 8 * q < cnt; q++) {
-        const uint4 nxt = 8 * (q + 1) < cnt ? kv[q + 1] : make_uint4(0, 0, 0, 0);
+    uint4 cur = kv[0], nxt = 8 < cnt ? kv[1] : make_uint4(0, 0, 0, 0);
+    for (unsigned q = 0; 8 * q < cnt; q++) {   /* keys two loads ahead */
+        const uint4 after = 8 * (q + 2) < cnt ? kv[q + 2] : make_uint4(0, 0, 0, 0);
         uint32_t en[8], rcp[8];
 #pragma unroll
         for (unsigned j = 0; j < 8; j++) {
@@ -298,6 +303,7 @@ __global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_encode_kernel(const hf_
             x = hf_ans_code_rcp(x, f, en[j] >> 16, rcp[j]);
         }
         cur = nxt;
+        nxt = after;
     }
     out.put(x);
     out.put(x >> 16);
