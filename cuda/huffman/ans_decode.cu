@@ -3,6 +3,18 @@
  * decoded a thread each, from their last element. */
 #include "ans_device.cuh"
 
+/* Sub-chunk elements [i0, i0 + cnt) that lie in one tile hf_ans_cls_of takes: their classes
+ * in *c and the first one's index in the tile in *e0; else false (a chunk's edge tiles). */
+__device__ __forceinline__ bool hf_ans_sub_cls(const hf_geom &g, unsigned pred, uint64_t i0,
+                                               unsigned cnt, hf_ans_cls *c, unsigned *e0)
+{
+    hf_walk w;
+    hf_walk_at(&g, &w, i0);
+    const hf_tile T = {w.z0, w.y0, w.x0, 0, w.ez, w.ey, w.ex};
+    *e0 = (w.z * w.ey + w.y) * w.ex + w.x;
+    return *e0 + cnt <= w.ez * w.ey * w.ex && hf_ans_cls_of(pred, T, c);
+}
+
 /* The last token of table fc (m tokens) whose cumulative frequency is at most slot, as the
  * reference's slot table holds it: a binary search, then past zero frequencies (which share
  * their successor's cumulative). */

@@ -28,7 +28,7 @@ static inline unsigned hf_ans_enc_smem(unsigned R)
 
 /* hf_ans_class of a tile's elements by their index e in the tile, for tiles whose rows and
  * planes hold powers of two: each coordinate's parity is a bit of e (along an axis of one
- * element, the origin's). Spares the sub-chunk kernels a walk of the coordinates. Lorenzo's
+ * element, the origin's). Spares the counts and the decoder a walk of the coordinates. Lorenzo's
  * masks and parities are all 0, which makes every element class 0 without a branch. */
 struct hf_ans_cls {
     unsigned sy, sz, mx, my, mz, px, py, pz;
@@ -51,18 +51,6 @@ __device__ __forceinline__ bool hf_ans_cls_of(unsigned pred, const hf_tile &T, h
         *c = {lx, lx + ly, T.ex > 1 ? 1u : 0u, T.ey > 1 ? 1u : 0u, 1u, (unsigned)(T.x0 & 1u),
               (unsigned)(T.y0 & 1u), (unsigned)(T.z0 & 1u)};
     return true;
-}
-
-/* Sub-chunk elements [i0, i0 + cnt) that lie in one such tile: their classes in *c and the
- * first one's index in the tile in *e0; else false (a chunk's edge tiles). */
-__device__ __forceinline__ bool hf_ans_sub_cls(const hf_geom &g, unsigned pred, uint64_t i0,
-                                               unsigned cnt, hf_ans_cls *c, unsigned *e0)
-{
-    hf_walk w;
-    hf_walk_at(&g, &w, i0);
-    const hf_tile T = {w.z0, w.y0, w.x0, 0, w.ez, w.ey, w.ex};
-    *e0 = (w.z * w.ey + w.y) * w.ex + w.x;
-    return *e0 + cnt <= w.ez * w.ey * w.ex && hf_ans_cls_of(pred, T, c);
 }
 
 #endif
