@@ -389,15 +389,13 @@ h5zgpu_status hf_encode_cpu(const hf_geom *g, const qz_quant *Q, unsigned radius
     return hf_encode_traced(g, Q, radius, in, out, cap, len, NULL);
 }
 
-/* The ANS form's tables, sub-chunk table and stream at out + o; returns the offset after them. */
+/* The ANS form's tables, sub-chunk table and stream at out + o (busy of the nsub sub-chunks
+ * have words, their counts count_bytes each); returns the offset after them. */
 static uint64_t put_ans_stream(const hf_ans_tabs *A, uint64_t nsub, const uint16_t *words,
-                               const uint64_t *nwords, unsigned count_bytes, uint8_t *out,
-                               uint64_t o)
+                               const uint64_t *nwords, uint64_t busy, unsigned count_bytes,
+                               uint8_t *out, uint64_t o)
 {
     const uint64_t groups = hf_ans_groups(nsub);
-    uint64_t busy = 0;
-    for (uint64_t s = 0; s < nsub; s++)
-        busy += nwords[s] != 0;
     hz_put_u32(out + o, (uint32_t)busy);
     o += 4;
     hf_ans_put_tables(A, out + o);
@@ -635,7 +633,7 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
     hz_put_u32(out + 20, (uint32_t)n_verb);
     uint64_t o = HF_OFF_CODEBOOK;
     if (E.form == HF_FORM_ANS)
-        o = put_ans_stream(A, nsub_ans, words, nwords, count_bytes, out, o);
+        o = put_ans_stream(A, nsub_ans, words, nwords, busy, count_bytes, out, o);
     else
         o = put_huffman_stream(&E, out, o, T);
     E.out_pos = out + o;
