@@ -2,10 +2,12 @@
  * h5zgpu_decompress_device (each call includes its statistics pass, codebook, checksum and size
  * round trip), beside the device's copy bandwidths measured in the same run.
  *
- * usage: gpu_bench [--repeat N] [--codecs 1,2,0] [--sweep 0|1] FILE.f32 Z,Y,X [FILE.f32 Z,Y,X ...]
+ * usage: gpu_bench [--repeat N] [--codecs 1,2,0] [--sweep 0|1] [--field-batch K]
+ *                  FILE.f32 Z,Y,X [FILE.f32 Z,Y,X ...]
  * Prints markdown tables, one per codec (default 1, 2 and 0, in that order): whole fields at
  * REL 1e-2, 1e-3, 1e-4, then HDF5-sized sub-chunks of the first field (--sweep 0 leaves them
- * out, as a profiler run does). GB/s = input bytes /
+ * out, as a profiler run does; --field-batch K caps the sweep's device batch of the field's
+ * distinct chunks, 512 by default). GB/s = input bytes /
  * median call time (cudaEvents). A row whose values miss the bound, or whose chunk was written
  * by another codec than the one asked for, says FAIL and makes the exit status 1. */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime */
@@ -183,13 +185,99 @@ static double now_s(void)
 }
 
 /* HDF5-sized chunks (64 x Y x X corners of the first field) at REL 1e-3: the device API, the
- * host API on the GPU (what the filter calls: upload, compress, download), and the batches of
- * BATCH_CHUNKS such chunks in one call, host and device buffers. One table per codec, printed
- * after the whole-field tables. */
+ * host API on the GPU (what the filter calls: upload, compress, download), the batches of
+ * BATCH_CHUNKS copies of such a chunk in one call, host and device buffers, and a device batch
+ * of the field's distinct chunks of that shape (at most field_batch of them, and at most
+ * FIELD_BATCH_BYTES of values), as a writer of a whole field hands them over. One table per
+ * codec, printed after the whole-field tables. */
 #define BATCH_CHUNKS 32
+#define FIELD_BATCH_BYTES (2ull << 30)
+static size_t field_batch = 512;
 static const uint64_t sweep_yx[] = {64, 128, 256, 512};
-static char sweep_table[MAX_CODECS * 2048];
+static char sweep_table[MAX_CODECS * 4096];
 static size_t sweep_used;
+
+/* A device batch of the first distinct chunks of p's shape in the field (z, then y, then x),
+ * each checked against one host-API call of it (bytes, then values): the best of repeat
+ * seconds compressing and decompressing in *tc and *td; returns the chunks, 0 on a failure. */
+static size_t field_device_batch(const float *field, const h5zgpu_params *whole,
+                                 const h5zgpu_params *p, int repeat, double *tc, double *td)
+{
+    const uint64_t cz = whole->dims[0] / p->dims[0], cy = whole->dims[1] / p->dims[1];
+    const uint64_t cx = whole->dims[2] / p->dims[2];
+    const size_t n = (size_t)p->dims[0] * p->dims[1] * p->dims[2], raw = n * 4;
+    const size_t cap = h5zgpu_compress_bound(p);
+    size_t k = (size_t)(cz * cy * cx);
+    k = k < field_batch ? k : field_batch;
+    k = k < FIELD_BATCH_BYTES / raw ? k : (size_t)(FIELD_BATCH_BYTES / raw);
+    const h5zgpu_exec gpu = {H5ZGPU_EXEC_GPU, 0};
+    float *sub = malloc(raw), *dec = malloc(raw), *back = malloc(raw);
+    uint8_t *ref = malloc(k * cap), *got = malloc(cap), *d_in = NULL, *d_out = NULL;
+    uint8_t *d_dec = NULL;
+    void **din = malloc(k * sizeof *din), **dout = malloc(k * sizeof *dout);
+    void **ddec = malloc(k * sizeof *ddec);
+    size_t *caps = malloc(k * sizeof *caps), *lens = malloc(k * sizeof *lens);
+    size_t *raws = malloc(k * sizeof *raws), *backs = malloc(k * sizeof *backs);
+    size_t *rlen = malloc(k * sizeof *rlen);
+    int ok = sub && dec && back && ref && got && din && dout && ddec && caps && lens && raws &&
+             backs && rlen && cudaMalloc((void **)&d_in, k * raw) == cudaSuccess &&
+             cudaMalloc((void **)&d_out, k * cap) == cudaSuccess &&
+             cudaMalloc((void **)&d_dec, k * raw) == cudaSuccess;
+    for (size_t b = 0; ok && b < k; b++) {
+        const uint64_t z0 = b / (cy * cx) * p->dims[0], y0 = b / cx % cy * p->dims[1];
+        const uint64_t x0 = b % cx * p->dims[2];
+        for (uint64_t z = 0; z < p->dims[0]; z++)
+            for (uint64_t y = 0; y < p->dims[1]; y++)
+                memcpy(sub + (z * p->dims[1] + y) * p->dims[2],
+                       field + ((z0 + z) * whole->dims[1] + y0 + y) * whole->dims[2] + x0,
+                       p->dims[2] * 4);
+        ok = h5zgpu_compress(p, sub, ref + b * cap, cap, &rlen[b], &gpu) == H5ZGPU_OK &&
+             cudaMemcpy(d_in + b * raw, sub, raw, cudaMemcpyHostToDevice) == cudaSuccess;
+        din[b] = d_in + b * raw;
+        dout[b] = d_out + b * cap;
+        ddec[b] = d_dec + b * raw;
+        caps[b] = cap;
+        raws[b] = raw;
+    }
+    *tc = *td = 1e30;
+    for (int i = -WARMUP; ok && i < repeat; i++) {
+        double t0 = now_s();
+        ok = h5zgpu_compress_device_batch(p, k, (const void *const *)din, dout, caps, lens, 0,
+                                          NULL) == H5ZGPU_OK;
+        double t1 = now_s();
+        ok = ok && h5zgpu_decompress_device_batch(k, (const void *const *)dout, lens, ddec, raws,
+                                                  backs, 0, NULL) == H5ZGPU_OK;
+        double t2 = now_s();
+        if (i >= 0) {
+            *tc = t1 - t0 < *tc ? t1 - t0 : *tc;
+            *td = t2 - t1 < *td ? t2 - t1 : *td;
+        }
+    }
+    for (size_t b = 0; ok && b < k; b++)   /* one call's bytes, and its values */
+        ok = lens[b] == rlen[b] &&
+             cudaMemcpy(got, dout[b], lens[b], cudaMemcpyDeviceToHost) == cudaSuccess &&
+             memcmp(got, ref + b * cap, lens[b]) == 0 &&
+             h5zgpu_decompress(ref + b * cap, rlen[b], dec, raw, &backs[b], &gpu) == H5ZGPU_OK &&
+             cudaMemcpy(back, ddec[b], raw, cudaMemcpyDeviceToHost) == cudaSuccess &&
+             memcmp(back, dec, raw) == 0;
+    cudaFree(d_in);
+    cudaFree(d_out);
+    cudaFree(d_dec);
+    free(sub);
+    free(dec);
+    free(back);
+    free(ref);
+    free(got);
+    free(din);
+    free(dout);
+    free(ddec);
+    free(caps);
+    free(lens);
+    free(raws);
+    free(backs);
+    free(rlen);
+    return ok ? k : 0;
+}
 
 static int chunk_sweep(const float *field, const h5zgpu_params *whole, int repeat,
                        cudaStream_t s)
@@ -200,8 +288,9 @@ static int chunk_sweep(const float *field, const h5zgpu_params *whole, int repea
                              "device decompress GB/s | host API compress GB/s | host API "
                              "decompress GB/s | host batch compress GB/s | host batch "
                              "decompress GB/s | device batch compress GB/s | device batch "
+                             "decompress GB/s | field's chunks, device batch compress / "
                              "decompress GB/s | ratio | max err / eb_abs |\n"
-                             "|---|---|---|---|---|---|---|---|---|---|---|\n",
+                             "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
                              codec_name(whole->codec));
     const h5zgpu_exec gpu = {H5ZGPU_EXEC_GPU, 0};
     for (size_t k = 0; k < sizeof sweep_yx / sizeof sweep_yx[0]; k++) {
@@ -312,19 +401,24 @@ static int chunk_sweep(const float *field, const h5zgpu_params *whole, int repea
             tc[i] = (float)t[i];
             td[i] = (float)t[repeat + i];
         }
+        double ft_c = 1e30, ft_d = 1e30;
+        const size_t fk = field_device_batch(field, whole, &p, repeat, &ft_c, &ft_d);
         double gb = (double)raw / 1e9;
-        bad |= !ok || st != H5ZGPU_OK;
+        bad |= !ok || st != H5ZGPU_OK || !fk;
         sweep_used += (size_t)snprintf(sweep_table + sweep_used, sizeof sweep_table - sweep_used,
                                  "| %" PRIu64 "x%" PRIu64 "x%" PRIu64 " (%.0f MiB) | %.1f | %.1f | "
-                                 "%.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.4f%s%s |\n",
+                                 "%.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %zu: %.1f / %.1f | "
+                                 "%.2f | %.4f%s%s%s |\n",
                                  p.dims[0], p.dims[1], p.dims[2], raw / 1048576.0,
                                  gb / (r.comp_ms * 1e-3), gb / (r.decomp_ms * 1e-3),
                                  gb / median(tc, m), gb / median(td, m),
                                  BATCH_CHUNKS * gb / bt_c, BATCH_CHUNKS * gb / bt_d,
-                                 BATCH_CHUNKS * gb / dt_c, BATCH_CHUNKS * gb / dt_d,
+                                 BATCH_CHUNKS * gb / dt_c, BATCH_CHUNKS * gb / dt_d, fk,
+                                 fk * gb / ft_c, fk * gb / ft_d,
                                  (double)raw / r.clen, r.eb_abs > 0 ? r.max_err / r.eb_abs : 0.0,
                                  ok ? "" : " FAIL (device API)",
-                                 st == H5ZGPU_OK ? "" : " FAIL (host API)");
+                                 st == H5ZGPU_OK ? "" : " FAIL (host API)",
+                                 fk ? "" : " FAIL (field's device batch)");
         free(t);
         free(sub);
         free(dec);
@@ -383,12 +477,14 @@ int main(int argc, char **argv)
             ncodecs = parse_codecs(argv[first + 1], codecs);
         else if (strcmp(argv[first], "--sweep") == 0)
             sweep = atoi(argv[first + 1]) != 0;
+        else if (strcmp(argv[first], "--field-batch") == 0)
+            field_batch = (size_t)atol(argv[first + 1]);
         else
             break; /* unknown option: the usage below */
     }
-    if (repeat < 1 || ncodecs == 0 || first >= argc || (argc - first) % 2 != 0 ||
+    if (repeat < 1 || ncodecs == 0 || field_batch < 1 || first >= argc || (argc - first) % 2 != 0 ||
         (argc - first) / 2 > MAX_FIELDS || argv[first][0] == '-') {
-        fprintf(stderr, "usage: %s [--repeat N] [--codecs 1,2,0] [--sweep 0|1] "
+        fprintf(stderr, "usage: %s [--repeat N] [--codecs 1,2,0] [--sweep 0|1] [--field-batch K] "
                         "FILE.f32 Z,Y,X [FILE.f32 Z,Y,X ...]\n", argv[0]);
         return 2;
     }
