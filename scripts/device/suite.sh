@@ -89,22 +89,23 @@ need_fields() {
 }
 
 # nyx_writer on 1, 2 and 4 ranks (one GPU each, as many as the machine has) at N^3 in boxes
-# of 128^3, each path; --verify at 256^3; the AMReX layout at three chunk sizes.
+# of 128^3, each path; --verify at 256^3; the AMReX layout at three chunk sizes. Ranks are not
+# bound to a core (mpirun's default binding leaves a rank's host threads one core).
 nyx_writer_runs() {
   export HDF5_PLUGIN_PATH=$B/plugin
   gpus=$(nvidia-smi -L | wc -l)
   for np in 1 2 4; do
     [ "$np" -gt "$gpus" ] && break
     step "nyx_writer, $np rank(s), N=$N box 128, paths none, filter, direct"
-    timeout 150 "$MPIRUN" -n "$np" --oversubscribe "$B/bin/nyx_writer" --n "$N" --box 128 \
+    timeout 150 "$MPIRUN" -n "$np" --oversubscribe --bind-to none "$B/bin/nyx_writer" --n "$N" --box 128 \
       --out /dev/shm/nyx.h5 --path none,filter,direct 2>&1 | tee -a "$OUT/nyx_writer.txt"
   done
   step "nyx_writer --verify, $gpus ranks, N=256 box 64"
-  timeout 100 "$MPIRUN" -n "$gpus" --oversubscribe "$B/bin/nyx_writer" --n 256 --box 64 \
+  timeout 100 "$MPIRUN" -n "$gpus" --oversubscribe --bind-to none "$B/bin/nyx_writer" --n 256 --box 64 \
     --out /dev/shm/nyx.h5 --path filter,direct --verify 2>&1 | tee -a "$OUT/nyx_writer.txt"
   for c in 1024 32768 262144; do
     step "nyx_writer --layout amrex, $gpus ranks, N=256 box 64, chunks of $c"
-    timeout 100 "$MPIRUN" -n "$gpus" --oversubscribe "$B/bin/nyx_writer" --n 256 --box 64 \
+    timeout 100 "$MPIRUN" -n "$gpus" --oversubscribe --bind-to none "$B/bin/nyx_writer" --n 256 --box 64 \
       --out /dev/shm/nyx.h5 --layout amrex --chunk "$c" --path none,filter --verify 2>&1 |
       tee -a "$OUT/nyx_amrex.txt"
   done
