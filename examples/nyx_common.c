@@ -31,18 +31,18 @@ int nw_to_host(const nw_rank *r, int f, size_t at, size_t n, float *dst)
     return 0;
 }
 
-float *nw_stage_alloc(const nw_rank *r, size_t n)
+static void *host_alloc(const nw_rank *r, size_t bytes)
 {
 #ifdef H5ZGPU_HAVE_CUDA
     void *p = NULL;
     if (r->device >= 0)   /* pinned: copies off the GPU at full speed */
-        return cudaMallocHost(&p, n * sizeof(float)) == cudaSuccess ? p : NULL;
+        return cudaMallocHost(&p, bytes) == cudaSuccess ? p : NULL;
 #endif
     (void)r;
-    return malloc(n * sizeof(float));
+    return malloc(bytes);
 }
 
-void nw_stage_free(const nw_rank *r, float *p)
+static void host_free(const nw_rank *r, void *p)
 {
 #ifdef H5ZGPU_HAVE_CUDA
     if (r->device >= 0) {
@@ -52,6 +52,43 @@ void nw_stage_free(const nw_rank *r, float *p)
 #endif
     (void)r;
     free(p);
+}
+
+float *nw_stage_alloc(const nw_rank *r, size_t n)
+{
+    return host_alloc(r, n * sizeof(float));
+}
+
+void nw_stage_free(const nw_rank *r, float *p)
+{
+    host_free(r, p);
+}
+
+/* At least need bytes of host memory at *p (*cap of them), what it held lost when it grows. */
+static int host_room(const nw_rank *r, unsigned char **p, size_t *cap, size_t need)
+{
+    if (*p && *cap >= need)
+        return 0;
+    host_free(r, *p);
+    need += need / 4;   /* room for the next write's sizes to vary */
+    *p = host_alloc(r, need ? need : 1);
+    *cap = *p ? need : 0;
+    return *p ? 0 : -1;
+}
+
+void nw_direct_free(const nw_rank *r)
+{
+    nw_direct *d = r->direct;
+    if (!d)
+        return;
+#ifdef H5ZGPU_HAVE_CUDA
+    if (d->scratch)
+        cudaFree(d->scratch);
+#endif
+    for (int f = 0; f < NS_FIELDS; f++)
+        if (d->blobs[f])
+            host_free(r, d->blobs[f]);
+    free(d);
 }
 
 int nw_dataset_params(hid_t dset, h5zgpu_params *p)
@@ -71,39 +108,48 @@ int nw_dataset_params(hid_t dset, h5zgpu_params *p)
 int nw_compress_boxes(const nw_rank *r, const h5zgpu_params *p, int f, void **blob,
                       size_t *len)
 {
+    nw_direct *d = r->direct;
     size_t cap = h5zgpu_compress_bound(p), n = r->count, done = 0;
     if (n == 0)
         return 0;
     const void **in = malloc(n * sizeof *in);
     void **out = malloc(n * sizeof *out);
     size_t *caps = malloc(n * sizeof *caps);
-    unsigned char *all = malloc(n * cap);   /* one allocation a field: blob[0] */
-    int bad = !in || !out || !caps || !all;
-    for (size_t i = 0; !bad && i < n; i++)
-        blob[i] = all + i * cap;
-    if (!all)
-        blob[0] = NULL;
+    int bad = !in || !out || !caps;
+    for (size_t i = 0; i < n; i++)
+        caps[i] = cap;
 #ifdef H5ZGPU_HAVE_CUDA
     if (!bad && r->device >= 0) {   /* on the GPU: only the compressed bytes come back */
-        unsigned char *scratch = NULL;
-        bad = cudaMalloc((void **)&scratch, n * cap + 1) != cudaSuccess;
+        if (d->scratch_cap < n * cap) {
+            if (d->scratch)
+                cudaFree(d->scratch);
+            d->scratch = NULL;
+            d->scratch_cap = cudaMalloc(&d->scratch, n * cap) == cudaSuccess ? n * cap : 0;
+        }
+        bad = !d->scratch_cap;
         for (size_t i = 0; !bad && i < n; i++) {
             in[i] = (const float *)r->dev[f] + i * r->cells;
-            out[i] = scratch + i * cap;
-            caps[i] = cap;
+            out[i] = (unsigned char *)d->scratch + i * cap;
         }
         bad = bad || h5zgpu_compress_device_batch(p, n, in, out, caps, len, r->device, &done) !=
                          H5ZGPU_OK;
+        size_t total = 0;
         for (size_t i = 0; !bad && i < n; i++)
-            bad = cudaMemcpy(blob[i], out[i], len[i], cudaMemcpyDeviceToHost) != cudaSuccess;
-        cudaFree(scratch);
+            total += len[i];
+        bad = bad || host_room(r, &d->blobs[f], &d->blobs_cap[f], total) != 0;
+        for (size_t i = 0, at = 0; !bad && i < n; at += len[i], i++) {   /* back to back */
+            blob[i] = d->blobs[f] + at;
+            bad = cudaMemcpyAsync(blob[i], out[i], len[i], cudaMemcpyDeviceToHost, 0) !=
+                  cudaSuccess;
+        }
+        bad = bad || cudaStreamSynchronize(0) != cudaSuccess;
     } else
 #endif
     {
+        bad = bad || host_room(r, &d->blobs[f], &d->blobs_cap[f], n * cap) != 0;
         for (size_t i = 0; !bad && i < n; i++) {
             in[i] = r->host[f] + i * r->cells;
-            out[i] = blob[i];
-            caps[i] = cap;
+            out[i] = blob[i] = d->blobs[f] + i * cap;
         }
         bad = bad || h5zgpu_compress_batch(p, n, in, out, caps, len, NULL, &done) != H5ZGPU_OK;
     }

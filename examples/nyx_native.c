@@ -117,8 +117,6 @@ int nw_native_write(const nw_opts *o, const nw_rank *r, hid_t fapl, double *made
         int any_bad = 0;
         MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
         bad = any_bad || store_in_turn(o, r, blob, len) != 0;
-        for (int f = 0; blob && r->count && f < NS_FIELDS; f++)
-            free(blob[f * r->count]);   /* each field's blobs are one allocation */
     }
     free(blob);
     free(len);

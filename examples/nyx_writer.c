@@ -157,6 +157,9 @@ static int make_rank(const nw_opts *o, nw_rank *r)
     r->most = (r->boxes_total + (size_t)r->size - 1) / (size_t)r->size;
     r->cells = o->box * o->box * o->box;
     r->device = -1;
+    r->direct = calloc(1, sizeof *r->direct);
+    if (!r->direct)
+        return -1;
 #ifdef H5ZGPU_HAVE_CUDA
     int count = 0;
     if (h5zgpu_gpu_available() && cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
@@ -192,6 +195,7 @@ static int make_rank(const nw_opts *o, nw_rank *r)
 
 static void free_rank(nw_rank *r)
 {
+    nw_direct_free(r);
     for (int f = 0; f < NS_FIELDS; f++) {
         free(r->host[f]);
 #ifdef H5ZGPU_HAVE_CUDA
