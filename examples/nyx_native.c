@@ -1,14 +1,21 @@
 /* The native layout: each field its own N^3 dataset native_fields/<name>, one chunk a box.
  *   none    collective H5Dwrite of each box, no filter (the baseline)
  *   filter  the same through filter 33900 (HDF5 >= 1.10.2 runs filters in parallel writes)
- *   direct  every rank compresses its boxes (on its GPU: only compressed bytes leave it), then
- *           the ranks store them in turn with H5Dwrite_chunk on the file opened serially:
- *           parallel HDF5 has no collective direct chunk write, and independent ones from
- *           several ranks would each allocate file space on their own. */
+ *   direct  every rank compresses its boxes field after field on a thread of its own (on its
+ *           GPU: only compressed bytes leave it) while the ranks store the fields already
+ *           compressed in turn with H5Dwrite_chunk on the file opened serially: parallel HDF5
+ *           has no collective direct chunk write, and independent ones from several ranks
+ *           would each allocate file space on their own. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "nyx_writer.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#ifdef H5ZGPU_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #define GROUP "native_fields"
 
@@ -49,61 +56,144 @@ static int write_boxes(const nw_opts *o, const nw_rank *r, hid_t dset, int f, fl
     return bad ? -1 : 0;
 }
 
-/* The rank's compressed boxes, stored in turn: rank 0 first, each after the one before it. */
-static int store_in_turn(const nw_opts *o, const nw_rank *r, void **blob, const size_t *len)
+/* Field f's compressed boxes of every rank, stored in turn: rank 0 first, each after the one
+ * before it, and rank 0 after the last rank's field f - 1. A failure anywhere stops the ranks
+ * after it; *token says so to the caller. */
+static int store_field(const nw_opts *o, const nw_rank *r, int f, void **blob, const size_t *len,
+                       int *token)
 {
-    int bad = 0, token = 0;
-    if (r->rank > 0)
-        MPI_Recv(&token, 1, MPI_INT, r->rank - 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    hid_t file = token ? -1 : H5Fopen(o->out, H5F_ACC_RDWR, H5P_DEFAULT);
-    bad = file < 0;
-    for (int f = 0; !bad && f < NS_FIELDS; f++) {
+    int from = r->rank > 0 ? r->rank - 1 : r->size - 1;
+    if (r->rank > 0 || (f > 0 && r->size > 1))
+        MPI_Recv(token, 1, MPI_INT, from, f, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int bad = 0;
+    if (!*token && r->count) {
         char name[128];
         snprintf(name, sizeof name, GROUP "/%s", ns_field_names[f]);
-        hid_t dset = H5Dopen2(file, name, H5P_DEFAULT);
-        for (size_t i = 0; dset >= 0 && !bad && i < r->count; i++) {
+        hid_t file = H5Fopen(o->out, H5F_ACC_RDWR, H5P_DEFAULT);
+        hid_t dset = file < 0 ? -1 : H5Dopen2(file, name, H5P_DEFAULT);
+        bad = dset < 0;
+        for (size_t i = 0; !bad && i < r->count; i++) {
             size_t origin[3];
             nw_box_origin(o, r->first + i, origin);
             hsize_t at[3] = {origin[0], origin[1], origin[2]};
-            bad = H5Dwrite_chunk(dset, H5P_DEFAULT, 0, at, len[f * r->count + i],
-                                 blob[f * r->count + i]) < 0;
+            bad = H5Dwrite_chunk(dset, H5P_DEFAULT, 0, at, len[i], blob[i]) < 0;
         }
-        bad |= dset < 0 || H5Dclose(dset) < 0;
+        bad |= dset >= 0 && H5Dclose(dset) < 0;
+        bad |= file < 0 || H5Fclose(file) < 0;
     }
-    if (file >= 0)
-        bad |= H5Fclose(file) < 0;
-    token = token || bad;   /* a failure stops the ranks after this one from writing */
-    if (r->rank + 1 < r->size)
-        MPI_Send(&token, 1, MPI_INT, r->rank + 1, 0, MPI_COMM_WORLD);
-    return bad || token ? -1 : 0;
+    *token = *token || bad;
+    int to = r->rank + 1 < r->size ? r->rank + 1 : 0;
+    if (r->rank + 1 < r->size || (f + 1 < NS_FIELDS && r->size > 1))
+        MPI_Send(token, 1, MPI_INT, to, to == 0 ? f + 1 : f, MPI_COMM_WORLD);
+    return bad ? -1 : 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The compressing thread's work and what it tells the storing one: the fields done so far
+ * (each with its status) and when the last was. It calls no MPI nor HDF5. */
+typedef struct compressing {
+    const nw_rank *r;
+    const h5zgpu_params *p;   /* per field */
+    void **blob;
+    size_t *len;
+    pthread_mutex_t lock;
+    pthread_cond_t more;
+    int done, bad[NS_FIELDS];
+    double end;
+} compressing;
+
+static void *compress_fields(void *arg)
+{
+    compressing *c = arg;
+#ifdef H5ZGPU_HAVE_CUDA
+    if (c->r->device >= 0)
+        cudaSetDevice(c->r->device);   /* a thread's own current device */
+#endif
+    for (int f = 0; f < NS_FIELDS; f++) {
+        const size_t k = (size_t)f * c->r->count;
+        const int bad = nw_compress_boxes(c->r, &c->p[f], f, &c->blob[k], &c->len[k]) != 0;
+        pthread_mutex_lock(&c->lock);
+        c->bad[f] = bad;
+        c->done = f + 1;
+        c->end = now_s();
+        pthread_cond_signal(&c->more);
+        pthread_mutex_unlock(&c->lock);
+    }
+    return NULL;
+}
+
+/* The direct path after the datasets' creation: each field stored as soon as every rank has
+ * compressed it (the ranks agree on failures field by field), while the next ones compress.
+ * *made_s: the seconds from t0 to the rank's last compression. */
+static int direct_write(const nw_opts *o, const nw_rank *r, const h5zgpu_params *p, double t0,
+                        double *made_s)
+{
+    void **blob = calloc(NS_FIELDS * (r->count + 1), sizeof *blob);
+    size_t *len = calloc(NS_FIELDS * (r->count + 1), sizeof *len);
+    compressing c = {.r = r, .p = p, .blob = blob, .len = len};
+    pthread_t tid;
+    const int bad = !blob || !len;
+    int started = 0, failed = bad;
+    pthread_mutex_init(&c.lock, NULL);
+    pthread_cond_init(&c.more, NULL);
+    if (!bad && o->threads)
+        started = pthread_create(&tid, NULL, compress_fields, &c) == 0;
+    if (!bad && !started)
+        compress_fields(&c);   /* every field first, then the storing */
+    int token = 0;   /* every rank stores or passes each field, even after a failure */
+    for (int f = 0; f < NS_FIELDS; f++) {
+        int mine = bad;
+        if (!bad) {
+            pthread_mutex_lock(&c.lock);
+            while (c.done <= f)
+                pthread_cond_wait(&c.more, &c.lock);
+            mine = c.bad[f];
+            pthread_mutex_unlock(&c.lock);
+        }
+        int any = 0;
+        MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+        token = token || any;
+        failed |= store_field(o, r, f, &blob[(size_t)f * r->count], &len[(size_t)f * r->count],
+                              &token) != 0;
+    }
+    if (started)
+        pthread_join(tid, NULL);
+    *made_s = bad ? 0 : c.end - t0;
+    pthread_mutex_destroy(&c.lock);
+    pthread_cond_destroy(&c.more);
+    free(blob);
+    free(len);
+    return failed || token ? -1 : 0;
 }
 
 int nw_native_write(const nw_opts *o, const nw_rank *r, hid_t fapl, double *made_s)
 {
-    double t0 = MPI_Wtime();
+    double t0 = now_s();
     hsize_t dims[3] = {o->n, o->n, o->n}, chunk[3] = {o->box, o->box, o->box};
     hid_t file = H5Fcreate(o->out, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     hid_t group = file < 0 ? -1 : H5Gcreate2(file, GROUP, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     hid_t space = H5Screate_simple(3, dims, NULL);
     int direct = o->path == NW_DIRECT, bad = group < 0;
     float *stage = direct ? NULL : nw_stage_alloc(r, r->cells);
-    void **blob = direct ? calloc(NS_FIELDS * (r->count + 1), sizeof *blob) : NULL;
-    size_t *len = direct ? calloc(NS_FIELDS * (r->count + 1), sizeof *len) : NULL;
-    bad |= direct ? !blob || !len : !stage;
+    h5zgpu_params p[NS_FIELDS];
+    bad |= !direct && !stage;
     for (int f = 0; !bad && f < NS_FIELDS; f++) {
         hid_t dcpl = nw_dcpl(o, o->path, &o->bound[f], 3, chunk);
         hid_t dset = H5Dcreate2(group, ns_field_names[f], H5T_IEEE_F32LE, space, H5P_DEFAULT,
                                 dcpl, H5P_DEFAULT);
         H5Pclose(dcpl);
-        h5zgpu_params p;
-        if (dset < 0) {
+        if (dset < 0)
             bad = 1;
-        } else if (!direct) {
+        else if (direct)   /* written once the file is closed */
+            bad = nw_dataset_params(dset, &p[f]) != 0;
+        else
             bad = write_boxes(o, r, dset, f, stage) != 0;
-        } else {
-            bad = nw_dataset_params(dset, &p) != 0 ||
-                  nw_compress_boxes(r, &p, f, &blob[f * r->count], &len[f * r->count]) != 0;
-        }
         if (dset >= 0)
             H5Dclose(dset);
     }
@@ -112,14 +202,12 @@ int nw_native_write(const nw_opts *o, const nw_rank *r, hid_t fapl, double *made
         H5Gclose(group);
     if (file >= 0)
         bad |= H5Fclose(file) < 0;
-    *made_s = MPI_Wtime() - t0;
+    *made_s = now_s() - t0;
     if (direct) {
         int any_bad = 0;
         MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-        bad = any_bad || store_in_turn(o, r, blob, len) != 0;
+        bad = any_bad || direct_write(o, r, p, t0, made_s) != 0;
     }
-    free(blob);
-    free(len);
     if (stage)
         nw_stage_free(r, stage);
     return bad ? -1 : 0;

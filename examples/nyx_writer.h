@@ -24,6 +24,7 @@ typedef struct nw_opts {
     nw_path paths[3];          /* --path: those to write in turn, from the same state */
     int npaths;
     int amrex, verify;
+    int threads;               /* MPI lets a thread beside the main one (MPI_THREAD_FUNNELED) */
     h5zgpu_codec codec;
     nw_bound bound[NS_FIELDS];
 } nw_opts;
@@ -102,7 +103,8 @@ hid_t nw_dcpl(const nw_opts *o, nw_path p, const nw_bound *b, int rank, const hs
  * it wrote: the ratios, and with --verify every value of the rank's boxes read back and
  * checked against its bound. 0 on success.
  * The native layout: native_fields/<name>, N^3, one chunk a box; *made_s: the seconds to the
- * file's creation and, for the direct path, its chunks' compression (the rest is storing). */
+ * datasets' creation and, for the direct path, to the rank's last compression (the fields
+ * compressed before it are stored beside it). */
 int nw_native_write(const nw_opts *o, const nw_rank *r, hid_t fapl, double *made_s);
 int nw_native_inspect(const nw_opts *o, const nw_rank *r, hid_t fapl, nw_result *res);
 
