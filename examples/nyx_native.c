@@ -62,7 +62,7 @@ static int write_boxes(const nw_opts *o, const nw_rank *r, hid_t dset, int f, fl
 static int store_field(const nw_opts *o, const nw_rank *r, int f, void **blob, const size_t *len,
                        int *token)
 {
-    int from = r->rank > 0 ? r->rank - 1 : r->size - 1;
+    const int from = r->rank > 0 ? r->rank - 1 : r->size - 1;
     if (r->rank > 0 || (f > 0 && r->size > 1))
         MPI_Recv(token, 1, MPI_INT, from, f, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     int bad = 0;
@@ -82,7 +82,7 @@ static int store_field(const nw_opts *o, const nw_rank *r, int f, void **blob, c
         bad |= file < 0 || H5Fclose(file) < 0;
     }
     *token = *token || bad;
-    int to = r->rank + 1 < r->size ? r->rank + 1 : 0;
+    const int to = r->rank + 1 < r->size ? r->rank + 1 : 0;
     if (r->rank + 1 < r->size || (f + 1 < NS_FIELDS && r->size > 1))
         MPI_Send(token, 1, MPI_INT, to, to == 0 ? f + 1 : f, MPI_COMM_WORLD);
     return bad ? -1 : 0;
@@ -159,8 +159,8 @@ static int direct_write(const nw_opts *o, const nw_rank *r, const h5zgpu_params 
         int any = 0;
         MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
         token = token || any;
-        failed |= store_field(o, r, f, &blob[(size_t)f * r->count], &len[(size_t)f * r->count],
-                              &token) != 0;
+        const size_t k = (size_t)f * r->count;   /* token is set when blob and len are not */
+        failed |= store_field(o, r, f, bad ? NULL : blob + k, bad ? NULL : len + k, &token) != 0;
     }
     if (started)
         pthread_join(tid, NULL);
