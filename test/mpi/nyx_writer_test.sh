@@ -1,5 +1,6 @@
 #!/bin/sh
-# nyx_writer under MPI, two ranks, each path and both layouts, every value checked (--verify);
+# nyx_writer under MPI, two ranks, each path and both layouts, every value checked (--verify),
+# and the direct path over three and ten ranks;
 # then its files read by programs that know nothing of it, with only HDF5_PLUGIN_PATH set:
 # h5dump, and serial h5py, which compares the compressed files with the uncompressed one under
 # the bound and the direct file's chunks with the filter file's, byte for byte.
@@ -8,16 +9,22 @@ set -eu
 mpiexec=$1 writer=$2 h5dump=$3 plugins=$4 work=$5
 python=$(command -v "${PYTHON:-/usr/bin/python3}")   # Debian's python3-h5py unless PYTHON says
 rm -rf "$work" && mkdir -p "$work"
-run() {  # OUT ARGS...: two ranks (--oversubscribe: CI may have fewer slots), root allowed
+run() {  # OUT ARGS...: NP ranks, two unless said (--oversubscribe: CI may have fewer slots),
+         # root allowed
   out=$1
   shift
-  echo "== nyx_writer $*"
+  echo "== nyx_writer -n ${NP:-2} $*"
   HDF5_PLUGIN_PATH=$plugins OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    "$mpiexec" -n 2 --oversubscribe "$writer" --n 64 --box 32 --out "$work/$out" --verify "$@"
+    "$mpiexec" -n "${NP:-2}" --oversubscribe "$writer" --n 64 --box 32 --out "$work/$out" \
+    --verify "$@"
 }
 for p in none filter direct; do
   run "native_$p.h5" --path "$p"
 done
+# the direct path's turn of storing over three ranks (boxes 3, 3 and 2) and over ten (two
+# without a box); their chunks are compared with the filter's below
+NP=3 run native_direct3.h5 --path direct
+NP=10 run native_direct10.h5 --path direct
 for p in none filter; do
   run "amrex_$p.h5" --layout amrex --path "$p"
 done
@@ -60,7 +67,9 @@ def rel_misses(want, got, group_shape):
 bad = 0
 with h5py.File(f"{work}/native_none.h5", "r") as raw, \
         h5py.File(f"{work}/native_filter.h5", "r") as filt, \
-        h5py.File(f"{work}/native_direct.h5", "r") as direct:
+        h5py.File(f"{work}/native_direct.h5", "r") as direct, \
+        h5py.File(f"{work}/native_direct3.h5", "r") as direct3, \
+        h5py.File(f"{work}/native_direct10.h5", "r") as direct10:
     for name in FIELDS:
         want = raw["native_fields"][name][...]
         for f in (filt, direct):
@@ -68,12 +77,15 @@ with h5py.File(f"{work}/native_none.h5", "r") as raw, \
             m = rel_misses(want, got, (32, 32, 32))
             print(f"{f.filename.split('/')[-1]} {name}: {m} values outside the bound")
             bad += m
-        a, b = filt["native_fields"][name], direct["native_fields"][name]
-        for origin in np.ndindex(2, 2, 2):
-            o = tuple(32 * i for i in origin)
-            if a.id.read_direct_chunk(o) != b.id.read_direct_chunk(o):
-                print(f"{name}: the chunk at {o} differs between the filter and direct files")
-                bad += 1
+        a = filt["native_fields"][name]
+        for other in (direct, direct3, direct10):
+            b = other["native_fields"][name]
+            for origin in np.ndindex(2, 2, 2):
+                o = tuple(32 * i for i in origin)
+                if a.id.read_direct_chunk(o) != b.id.read_direct_chunk(o):
+                    print(f"{name}: the chunk at {o} differs between the filter file and "
+                          f"{other.filename.split('/')[-1]}")
+                    bad += 1
 with h5py.File(f"{work}/amrex_none.h5", "r") as raw, \
         h5py.File(f"{work}/amrex_filter.h5", "r") as filt:
     want = raw["level_0/data:datatype=0"][...]
