@@ -97,6 +97,25 @@ def test_register_is_idempotent(plugin):
     assert h5py.h5pl.size() == n
 
 
+def test_register_goes_before_a_missing_directory(plugin, tmp_path):
+    """HDF5 1.10 stops searching at a directory it cannot open: the plugin must come first."""
+    import subprocess
+    import sys
+    missing = str(tmp_path / "absent")
+    code = ("import h5py, h5py.h5pl as P, h5zgpu\n"
+            "[P.remove(0) for _ in range(P.size())]\n"
+            f"P.append({missing!r}.encode())\n"
+            "d = h5zgpu.register()\n"
+            "print([p.decode() for p in (P.get(i) for i in range(P.size()))] == [d, "
+            f"{missing!r}])\n")
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_PLUGIN_PATH"}
+    env["H5ZGPU_PLUGIN_DIR"] = plugin
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(h5zgpu.__file__))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout
+    assert out.strip() == "True"
+
+
 def test_one_default_codec(tmp_path):
     """Huffman unless asked otherwise: filter(), cd_values(), the classes and the command."""
     import subprocess

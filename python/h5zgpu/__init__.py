@@ -205,17 +205,24 @@ def plugin_dir():
 
 
 def register():
-    """Adds plugin_dir() to h5py's plugin search path (h5py.h5pl.append) unless it is there.
+    """Adds plugin_dir() to h5py's plugin search path unless it is there.
 
-    Returns the directory. Needed only when HDF5_PLUGIN_PATH did not name it when HDF5 started.
+    At the end of the path, or before its first entry that is not a directory: HDF5 1.10 ends
+    its search at a directory it cannot open (Debian's default plugin directory is absent
+    until a plugin package creates it), so a plugin after one is never found. Returns the
+    directory. Needed only when HDF5_PLUGIN_PATH did not name it when HDF5 started.
     """
     import h5py.h5pl
 
     d = plugin_dir()
-    known = {os.path.abspath(p.decode() if isinstance(p, bytes) else p)
-             for p in (h5py.h5pl.get(i) for i in range(h5py.h5pl.size()))}
-    if d not in known:
-        h5py.h5pl.append(d.encode())
+    path = [os.path.abspath(p.decode() if isinstance(p, bytes) else p)
+            for p in (h5py.h5pl.get(i) for i in range(h5py.h5pl.size()))]
+    if d not in path:
+        missing = [i for i, p in enumerate(path) if not os.path.isdir(p)]
+        if missing:
+            h5py.h5pl.insert(d.encode(), missing[0])
+        else:
+            h5py.h5pl.append(d.encode())
     return d
 
 
