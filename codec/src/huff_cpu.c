@@ -14,6 +14,7 @@
 #include "huff_axes.h"
 #include "huff_interp.h"
 #include "parallel.h"
+#include "quant_rows.h"
 #include "scratch.h"
 
 #include <stdlib.h>
@@ -66,10 +67,36 @@ typedef struct hf_enc {
     uint8_t *stream;
 } hf_enc;
 
+/* Elements quantised together (qz_quantize_rows): read, quantised in one vectorised loop, then
+ * stored. */
+#define HF_QGROUP 64u
+
+/* Quantises the n <= HF_QGROUP elements from raster index i on into p and kind, as
+ * quantise_tile does, with a quantiser such that qz_rows_apply. */
+HZ_INLINE void quantise_group(const hf_enc *E, uint64_t i, unsigned n, int32_t *p, uint8_t *kind)
+{
+    const qz_quant *Q = E->Q;
+    double x[HF_QGROUP], rel_lim[HF_QGROUP];
+    uint8_t fill[HF_QGROUP], ok[HF_QGROUP];
+    for (unsigned j = 0; j < n; j++) {
+        uint64_t bits;
+        x[j] = hz_element(E->in, Q->is_f32, i + j, &bits);
+        fill[j] = (uint8_t)qz_is_fill(Q, bits);
+        if (Q->rel)
+            rel_lim[j] = qz_rel_limit(Q, x[j]);
+    }
+    qz_quantize_rows(Q, n, x, rel_lim, HF_PMAX, p, ok);
+    for (unsigned j = 0; j < n; j++) {
+        kind[j] = fill[j] ? 1 : (ok[j] ? 0 : 2);
+        p[j] = fill[j] ? 0 : p[j];
+    }
+}
+
 /* Quantises tile t: each element's code and kind. */
 HZ_INLINE void quantise_tile(hf_enc *E, uint64_t t, hf_tile *T)
 {
     const hf_geom *g = E->g;
+    const int rows = qz_rows_apply(E->Q);
     hf_tile_at(g, t, T);
     int32_t *p = E->p + T->start;
     uint8_t *kind = E->kind + T->start;
@@ -77,7 +104,11 @@ HZ_INLINE void quantise_tile(hf_enc *E, uint64_t t, hf_tile *T)
     for (unsigned z = 0; z < T->ez; z++)
         for (unsigned y = 0; y < T->ey; y++) {
             const uint64_t row = ((T->z0 + z) * g->ny + T->y0 + y) * g->nx + T->x0;
-            for (unsigned x = 0; x < T->ex; x++, e++) {
+            for (unsigned x = 0, n; x < T->ex && rows; x += n, e += n) {
+                n = T->ex - x < HF_QGROUP ? T->ex - x : HF_QGROUP;
+                quantise_group(E, row + x, n, p + e, kind + e);
+            }
+            for (unsigned x = 0; x < T->ex && !rows; x++, e++) {
                 uint64_t bits;
                 double v = hz_element(E->in, E->Q->is_f32, row + x, &bits);
                 p[e] = 0;

@@ -5,6 +5,7 @@
 
 #include "elements.h"
 #include "huff_interp.h"
+#include "huff_interp_rows.h"
 #include "parallel.h"
 #include "scratch.h"
 
@@ -88,42 +89,95 @@ static inline uint64_t cursor_pos(ip_cursor *K, uint64_t x)
     return K->base + x;
 }
 
+/* Stores the element at tile-major position pos, raster index i: its kind (0 coded, 1 fill,
+ * 2 verbatim), code u and delta k; returns its cost (0 outside the sampled tiles), v being its
+ * value. */
+HZ_INLINE uint64_t store_element(ip_run *C, uint64_t pos, int sampled, uint64_t i, uint8_t kind,
+                                 int32_t u, int32_t k, double v)
+{
+    int32_t p;
+    C->kind[pos] = kind;
+    C->u[i] = u;
+    C->delta[pos] = k;
+    if (!sampled)
+        return 0;
+    return hz_bitlen(hz_zigzag(k)) +
+           (kind == 2 && hf_dq_code(C->Q, v, &p) ? hf_ip_verbatim_cost(C->Q->is_f32) : 0);
+}
+
 /* Codes the element at tile-major position pos, raster index i, against pred; returns its cost
  * (0 outside the sampled tiles). */
 HZ_INLINE uint64_t code_element(ip_run *C, uint64_t pos, int sampled, uint64_t i, int32_t pred)
 {
     uint64_t bits;
-    int32_t k = 0, u, p;
+    int32_t k = 0, u;
     double v = hz_element(C->in, C->Q->is_f32, i, &bits);
-    if (qz_is_fill(C->Q, bits)) {
-        C->kind[pos] = 1;
-        u = pred;
-    } else if (hf_ip_quantize(C->Q, v, pred, &k, &u)) {
-        C->kind[pos] = 0;
-    } else { /* verbatim: delta 0's code, as the decoder takes it */
-        C->kind[pos] = 2;
-        u = (int32_t)hf_ip_code(C->Q, pred, 0);
+    if (qz_is_fill(C->Q, bits))
+        return store_element(C, pos, sampled, i, 1, pred, 0, v);
+    if (hf_ip_quantize(C->Q, v, pred, &k, &u))
+        return store_element(C, pos, sampled, i, 0, u, k, v);
+    /* verbatim: delta 0's code, as the decoder takes it */
+    return store_element(C, pos, sampled, i, 2, (int32_t)hf_ip_code(C->Q, pred, 0), 0, v);
+}
+
+/* Elements of a pass row coded together (hf_ip_quantize_rows): gathered, quantised in one
+ * vectorised loop, then stored. A pass's elements read only earlier passes' codes. */
+#define IP_GROUP 64u
+
+typedef struct ip_group {
+    uint64_t pos[IP_GROUP], i[IP_GROUP];
+    double x[IP_GROUP], rel_lim[IP_GROUP];
+    int32_t pred[IP_GROUP], k[IP_GROUP], u[IP_GROUP];
+    uint8_t fill[IP_GROUP], ok[IP_GROUP], sampled[IP_GROUP];
+} ip_group;
+
+/* Codes the row's elements ix0 .. ix0 + n - 1 (n <= IP_GROUP); returns their cost. */
+HZ_INLINE uint64_t code_group(ip_run *C, const ip_row *R, ip_cursor *K, uint64_t ix0,
+                              unsigned n, ip_group *G)
+{
+    const qz_quant *Q = C->Q;
+    for (unsigned j = 0; j < n; j++) {
+        const uint64_t x = R->c[2] + (ix0 + j) * R->di, i = R->i0 + (ix0 + j) * R->di;
+        uint64_t bits;
+        G->pos[j] = cursor_pos(K, x);
+        G->sampled[j] = (uint8_t)K->sampled;
+        G->i[j] = i;
+        G->pred[j] = predict_at(C, R, x, i);
+        G->x[j] = hz_element(C->in, Q->is_f32, i, &bits);
+        G->fill[j] = (uint8_t)qz_is_fill(Q, bits);
+        if (Q->rel)
+            G->rel_lim[j] = qz_rel_limit(Q, G->x[j]);
     }
-    C->u[i] = u;
-    C->delta[pos] = k;
-    if (!sampled)
-        return 0;
-    return hz_bitlen(hz_zigzag(k)) + (C->kind[pos] == 2 && hf_dq_code(C->Q, v, &p)
-                                          ? hf_ip_verbatim_cost(C->Q->is_f32)
-                                          : 0);
+    hf_ip_quantize_rows(Q, n, G->x, G->pred, G->rel_lim, G->k, G->u, G->ok);
+    uint64_t cost = 0;
+    for (unsigned j = 0; j < n; j++) {
+        const uint8_t kind = G->fill[j] ? 1 : (G->ok[j] ? 0 : 2);
+        cost += store_element(C, G->pos[j], G->sampled[j], G->i[j], kind,
+                              G->fill[j] ? G->pred[j] : G->u[j], G->fill[j] ? 0 : G->k[j],
+                              G->x[j]);
+    }
+    return cost;
 }
 
 HZ_CPU_CLONES static void pass_enc_task(void *ctx, uint64_t r)
 {
     ip_run *C = ctx;
+    const uint64_t cnt = C->P.cnt[2];
     uint64_t cost = 0;
     ip_row R;
     ip_cursor K;
     row_at(C, r, &R);
     cursor_row(&K, C->g, R.c[0], R.c[1]);
-    for (uint64_t ix = 0, x = R.c[2], i = R.i0; ix < C->P.cnt[2]; ix++, x += R.di, i += R.di) {
-        const uint64_t pos = cursor_pos(&K, x);
-        cost += code_element(C, pos, K.sampled, i, predict_at(C, &R, x, i));
+    if (qz_rows_apply(C->Q)) {
+        ip_group G;
+        for (uint64_t ix = 0; ix < cnt; ix += IP_GROUP)
+            cost += code_group(C, &R, &K, ix, cnt - ix < IP_GROUP ? (unsigned)(cnt - ix) : IP_GROUP,
+                               &G);
+    } else {
+        for (uint64_t ix = 0, x = R.c[2], i = R.i0; ix < cnt; ix++, x += R.di, i += R.di) {
+            const uint64_t pos = cursor_pos(&K, x);
+            cost += code_element(C, pos, K.sampled, i, predict_at(C, &R, x, i));
+        }
     }
     __atomic_fetch_add(&C->cost, cost, __ATOMIC_RELAXED);
 }

@@ -1,0 +1,92 @@
+/* The quantiser (quant.h) over many values at once, CPU only: the same IEEE operations on
+ * doubles, with no branch and no integer conversion of a value that may be out of range, so
+ * that the compiler vectorises the loops that call it (their files are compiled without
+ * floating-point traps, which lets it compute both sides of a selection). It covers the
+ * quantisers most chunks have, ABS and REL on format version 3's grid with no value that must
+ * come back exactly (qz_rows_apply); the others stay with the scalar functions.
+ * test/quant_rows_test.c holds the two to the same results. */
+#ifndef H5ZGPU_QUANT_ROWS_H
+#define H5ZGPU_QUANT_ROWS_H
+
+#include "quant.h"
+
+#include <string.h>
+
+/* Whether the functions below give the scalar ones' results for quantiser Q (an encoder's):
+ * every integer they work with (k0 2^fine + a prediction below 2^52, codes below 2^31) is exact
+ * in a double. */
+static inline int qz_rows_apply(const qz_quant *Q)
+{
+    return !Q->pwrel && Q->grid && Q->twoeb > 0 && !Q->has_exact && Q->fine == QZ_FINE_BITS;
+}
+
+/* REL's bound left to x once its prior error is taken (qz_accept); what the rel_lim arguments
+ * below hold in REL. */
+static inline double qz_rel_limit(const qz_quant *Q, double x)
+{
+    return fmax(hz_sub(Q->eb, qz_prior_error(Q, x)), 0.0);
+}
+
+/* The quantiser's fields in locals: a loop's stores could otherwise alias them. */
+typedef struct qz_lanes {
+    double k0, inv2eb, twoeb, eb, fine_step, unit;
+    int f32, rel, keep;   /* 0 or 1 */
+} qz_lanes;
+
+HZ_INLINE qz_lanes qz_lanes_of(const qz_quant *Q)
+{
+    return (qz_lanes){.k0 = Q->k0, .inv2eb = Q->inv2eb, .twoeb = Q->twoeb, .eb = Q->eb,
+                      .fine_step = Q->fine_step, .unit = Q->unit, .f32 = Q->is_f32 != 0,
+                      .rel = Q->rel != 0, .keep = Q->keep != 0};
+}
+
+/* signbit, which the compiler does not vectorise */
+HZ_INLINE uint64_t qz_sign_bit(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return b >> 63;
+}
+
+/* qz_accept(Q, x, r, v, code, fine) with ta = x / 2eb, F = 2^fine and lim the bound (REL: the
+ * element's rel_lim; else eb). */
+HZ_INLINE int qz_accept_lane(const qz_lanes *L, double x, double ta, double r, double v,
+                                 double code, double F, double lim)
+{
+    const double err = fabs(hz_sub(r, x));
+    const int within = (err <= lim) & ((lim > 0) | (qz_sign_bit(r) == qz_sign_bit(x)));
+    /* REL: r is v exactly */
+    const int rel_ok = within & (r == v);
+    /* ABS: r's own code is code, and x, if on the fine grid (qz_on_fine_grid), kept */
+    const double rb = hz_mul(r, L->inv2eb);
+    const int same = (rb <= QZ_TMAX) & (rb >= -QZ_TMAX) &
+                     (rint(hz_mul(hz_sub(rb, L->k0), F)) == code);
+    const double g = hz_mul(rint(hz_mul(ta, (double)(1u << QZ_FINE_BITS))), L->fine_step);
+    const int on_grid =
+        (fabs(ta) < QZ_FINE_ZONE_STEPS + 1.0) & ((L->f32 ? hz_to_f32(g) : g) == x);
+    const int kept = !L->keep | (err == 0.0) | !on_grid;
+    return (L->rel & rel_ok) | ((L->rel ^ 1) & within & same & kept);
+}
+
+/* For j < n: qz_quantize(Q, x[j], &q) with Q such that qz_rows_apply, and hf_dq_keep's limit
+ * on the code: ok[j] is whether x[j] is coded with a code within +-pmax, then q[j] (else 0). */
+HZ_INLINE void qz_quantize_rows(const qz_quant *Q, unsigned n, const double *x,
+                                    const double *rel_lim, double pmax, int32_t *q, uint8_t *ok)
+{
+    const qz_lanes L = qz_lanes_of(Q);
+    const double *lim_at = L.rel ? rel_lim : x;   /* a load in every mode: no branch */
+    for (unsigned j = 0; j < n; j++) {
+        const double xj = x[j], ta = hz_mul(xj, L.inv2eb), t = hz_sub(ta, L.k0);
+        const int in = (ta <= QZ_TMAX) & (ta >= -QZ_TMAX) & (t <= QZ_QMAX) & (t >= -QZ_QMAX);
+        const double r = rint(in ? t : 0.0);
+        const double v = hz_mul(hz_add(L.k0, r), L.twoeb);
+        const double rv = L.f32 ? hz_to_f32(v) : v;
+        const double lim = L.rel ? lim_at[j] : L.eb;
+        const int good = in & qz_accept_lane(&L, xj, ta, rv, v, r, 1.0, lim) &
+                         (r <= pmax) & (r >= -pmax);
+        ok[j] = (uint8_t)good;
+        q[j] = (int32_t)(good ? r : 0.0);
+    }
+}
+
+#endif
