@@ -11,10 +11,7 @@
 static uint64_t state = 0x2545F4914F6CDD1Dull;
 static uint64_t next_random(void)
 {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
+    return tu_xorshift(&state);
 }
 
 /* A code of one of four sizes: small, the quantiser's range (|q| <= 2^31), large, any. */

@@ -27,10 +27,7 @@ static void fold_k3(unsigned *count, unsigned maxd)
 static uint64_t state = 0x9E3779B97F4A7C15ull;
 static unsigned next_random(void)
 {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return (unsigned)(state >> 32);
+    return (unsigned)(tu_xorshift(&state) >> 32);
 }
 
 /* Folds count both ways and checks the result; label says which tree. */

@@ -17,10 +17,7 @@
 static uint64_t state = 0x9E3779B97F4A7C15ull;
 static uint64_t next_random(void)
 {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
+    return tu_xorshift(&state);
 }
 
 static double uniform(void)

@@ -311,3 +311,12 @@ uint64_t tu_fnv1a(const void *p, size_t n)
         h = (h ^ ((const uint8_t *)p)[i]) * 0x100000001B3u;
     return h;
 }
+
+uint64_t tu_xorshift(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}

@@ -62,6 +62,9 @@ uint32_t tu_fix_checksum_at(uint8_t *chunk, size_t len, size_t hlen);
 
 uint64_t tu_fnv1a(const void *p, size_t n);
 
+/* xorshift64: the next of a test's deterministic random numbers, from *state (not 0). */
+uint64_t tu_xorshift(uint64_t *state);
+
 /* Test bookkeeping: tu_expect records a failure with a message; tu_done prints the summary and
  * gives the exit status. */
 void tu_expect(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
