@@ -92,30 +92,40 @@ HZ_INLINE void quantise_group(const hf_enc *E, uint64_t i, unsigned n, int32_t *
     }
 }
 
+/* Quantises the n elements from raster index i on into p and kind, one at a time, with any
+ * quantiser. */
+HZ_INLINE void quantise_each(const hf_enc *E, uint64_t i, unsigned n, int32_t *p, uint8_t *kind)
+{
+    for (unsigned j = 0; j < n; j++) {
+        uint64_t bits;
+        double v = hz_element(E->in, E->Q->is_f32, i + j, &bits);
+        p[j] = 0;
+        if (qz_is_fill(E->Q, bits))
+            kind[j] = 1;
+        else
+            kind[j] = hf_dq_code(E->Q, v, &p[j]) ? 0 : 2; /* 2: verbatim; as 0 */
+    }
+}
+
 /* Quantises tile t: each element's code and kind. */
 HZ_INLINE void quantise_tile(hf_enc *E, uint64_t t, hf_tile *T)
 {
     const hf_geom *g = E->g;
-    const int rows = qz_rows_apply(E->Q);
+    const int grouped = qz_rows_apply(E->Q);
     hf_tile_at(g, t, T);
     int32_t *p = E->p + T->start;
     uint8_t *kind = E->kind + T->start;
     uint64_t e = 0;
     for (unsigned z = 0; z < T->ez; z++)
-        for (unsigned y = 0; y < T->ey; y++) {
+        for (unsigned y = 0; y < T->ey; y++, e += T->ex) {
             const uint64_t row = ((T->z0 + z) * g->ny + T->y0 + y) * g->nx + T->x0;
-            for (unsigned x = 0, n; x < T->ex && rows; x += n, e += n) {
-                n = T->ex - x < HF_QGROUP ? T->ex - x : HF_QGROUP;
-                quantise_group(E, row + x, n, p + e, kind + e);
+            if (!grouped) {
+                quantise_each(E, row, T->ex, p + e, kind + e);
+                continue;
             }
-            for (unsigned x = 0; x < T->ex && !rows; x++, e++) {
-                uint64_t bits;
-                double v = hz_element(E->in, E->Q->is_f32, row + x, &bits);
-                p[e] = 0;
-                if (qz_is_fill(E->Q, bits))
-                    kind[e] = 1;
-                else
-                    kind[e] = hf_dq_code(E->Q, v, &p[e]) ? 0 : 2; /* 2: verbatim; as 0 */
+            for (unsigned x = 0, n; x < T->ex; x += n) {
+                n = T->ex - x < HF_QGROUP ? T->ex - x : HF_QGROUP;
+                quantise_group(E, row + x, n, p + e + x, kind + e + x);
             }
         }
 }
