@@ -4,6 +4,7 @@
 #include "fixed.h"
 
 #include "parallel.h"
+#include "quant_rows.h"
 #include "scratch.h"
 
 #include <stdlib.h>
@@ -46,35 +47,70 @@ typedef struct fl_blk {
     int all_fill;       /* every element inside the chunk is fill: the block costs no bytes */
 } fl_blk;
 
+/* A block's values through the vectorised quantiser (quant_rows.h), compiled for each
+ * instruction set HZ_CPU_CLONES names. */
+HZ_CPU_CLONES __attribute__((noinline)) static void quantize_rows(const qz_quant *Q,
+                                                                   const double *v,
+                                                                   const double *rel_lim,
+                                                                   int32_t *q, uint8_t *ok)
+{
+    qz_quantize_rows(Q, FL_BLOCK, v, rel_lim, QZ_QMAX, q, ok);
+}
+
+/* The values to code (coded[e]) are gathered first, then quantised: in one vectorised loop
+ * where qz_rows_apply says it gives qz_quantize's codes and verdicts. A value that fails there
+ * leaves code 0 (qz_quantize its rounded argument); a failed block is stored raw, its codes
+ * unread. */
 static void load_block(const fl_geom *g, const qz_quant *Q, const void *in, uint64_t b,
                        fl_blk *k)
 {
+    double v[FL_BLOCK];
+    uint8_t coded[FL_BLOCK];
     uint64_t z0, y0, x0;
-    unsigned e = 0, first = FL_BLOCK;
+    unsigned e = 0, first = FL_BLOCK, bad = 0;
     fl_block_origin(g, b, &z0, &y0, &x0);
     k->fill = 0;
     k->nvalid = 0;
-    k->ok = 1;
     for (unsigned z = 0; z < g->bz; z++)
         for (unsigned y = 0; y < g->by; y++)
             for (unsigned x = 0; x < g->bx; x++, e++) {
-                k->q[e] = 0;
+                v[e] = 0.0;
+                coded[e] = 0;
                 k->valid[e] = z0 + z < g->nz && y0 + y < g->ny && x0 + x < g->nx;
                 if (!k->valid[e])
                     continue;
                 uint64_t bits;
-                double v = hz_element(in, Q->is_f32,
-                                      ((z0 + z) * g->ny + y0 + y) * g->nx + x0 + x, &bits);
+                const double val = hz_element(in, Q->is_f32,
+                                              ((z0 + z) * g->ny + y0 + y) * g->nx + x0 + x, &bits);
                 k->nvalid++;
                 if (qz_is_fill(Q, bits)) {
                     k->fill |= UINT64_C(1) << e;
                     continue;
                 }
-                if (!qz_quantize(Q, v, &k->q[e]))
-                    k->ok = 0;
-                if (first == FL_BLOCK)
-                    first = e;
+                v[e] = val;
+                coded[e] = 1;
+                first = first == FL_BLOCK ? e : first;
             }
+    if (qz_rows_apply(Q)) {
+        double rel_lim[FL_BLOCK];
+        int32_t q[FL_BLOCK];
+        uint8_t ok[FL_BLOCK];
+        if (Q->rel)
+            for (e = 0; e < FL_BLOCK; e++)
+                rel_lim[e] = qz_rel_limit(Q, v[e]);
+        quantize_rows(Q, v, rel_lim, q, ok);
+        for (e = 0; e < FL_BLOCK; e++) {
+            k->q[e] = coded[e] ? q[e] : 0;
+            bad |= coded[e] & (ok[e] ^ 1u);
+        }
+    } else {
+        for (e = 0; e < FL_BLOCK; e++) {
+            k->q[e] = 0;
+            if (coded[e] && !qz_quantize(Q, v[e], &k->q[e]))
+                bad = 1;
+        }
+    }
+    k->ok = !bad;
     k->all_fill = first == FL_BLOCK;
     /* a fill corner takes the code of the block's first other value: its residual is stored
      * anyway, and its neighbours are predicted from it */
@@ -82,10 +118,19 @@ static void load_block(const fl_geom *g, const qz_quant *Q, const void *in, uint
         k->q[0] = k->q[first];
 }
 
+/* Without branches: residuals are as often zero as not. */
+static void stat_add(fl_block_stat *s, uint64_t q, uint64_t pred)
+{
+    const uint64_t r = q - pred, neg = 0u - (r >> 63), m = (r ^ neg) - neg;   /* |r| */
+    s->maxmag = m > s->maxmag ? m : s->maxmag;
+    s->nnz += r != 0;
+}
+
 /* Residuals of a coded block under a predictor. Fill elements past the corner take their
- * prediction as code (residual 0), so they never enter the prediction of their neighbours. */
-static void residuals(const fl_geom *g, unsigned pred, const fl_blk *k, int64_t r[FL_BLOCK],
-                      fl_block_stat *s)
+ * prediction as code (residual 0), so they never enter the prediction of their neighbours.
+ * Inlined with pred a constant (residuals), so that the prediction's branches go. */
+HZ_INLINE void residuals_of(const fl_geom *g, unsigned pred, const fl_blk *k,
+                            int64_t r[FL_BLOCK], fl_block_stat *s)
 {
     int64_t own[FL_BLOCK];
     int64_t *q = (int64_t *)k->q;
@@ -108,22 +153,28 @@ static void residuals(const fl_geom *g, unsigned pred, const fl_blk *k, int64_t 
                 } else {
                     r[e] = (int64_t)((uint64_t)q[e] - (uint64_t)p);
                 }
-                if (e > 0 && r[e]) {
-                    uint64_t m = r[e] < 0 ? (uint64_t)-r[e] : (uint64_t)r[e];
-                    s->maxmag = m > s->maxmag ? m : s->maxmag;
-                    s->nnz++;
-                }
+                if (e > 0)
+                    stat_add(s, (uint64_t)r[e], 0);
             }
     s->r0 = r[0];
 }
 
-static void stat_add(fl_block_stat *s, uint64_t q, uint64_t pred)
+static void residuals(const fl_geom *g, unsigned pred, const fl_blk *k, int64_t r[FL_BLOCK],
+                      fl_block_stat *s)
 {
-    int64_t r = (int64_t)(q - pred);
-    if (r) {
-        uint64_t m = r < 0 ? (uint64_t)-r : (uint64_t)r;
-        s->maxmag = m > s->maxmag ? m : s->maxmag;
-        s->nnz++;
+    switch (pred) {
+    case FL_PRED_LORENZO:
+        residuals_of(g, FL_PRED_LORENZO, k, r, s);
+        break;
+    case FL_PRED_CHAIN:
+        residuals_of(g, FL_PRED_CHAIN, k, r, s);
+        break;
+    case FL_PRED_MEAN:
+        residuals_of(g, FL_PRED_MEAN, k, r, s);
+        break;
+    default:
+        residuals_of(g, FL_PRED_PLANAR, k, r, s);
+        break;
     }
 }
 
@@ -409,6 +460,60 @@ static h5zgpu_status read_block(const uint8_t *p, unsigned hdr, int64_t r[FL_BLO
     return H5ZGPU_OK;
 }
 
+/* A block's codes from its residuals r under predictor pred; inlined with pred a constant
+ * (reconstruct), so that the prediction's branches go. */
+HZ_INLINE void reconstruct_of(const fl_geom *g, unsigned pred, const int64_t *r, int64_t *q)
+{
+    for (unsigned z = 0, e = 0; z < g->bz; z++)
+        for (unsigned y = 0; y < g->by; y++)
+            for (unsigned x = 0; x < g->bx; x++, e++)
+                q[e] = (int64_t)((uint64_t)r[e] +
+                                 (uint64_t)fl_predict_at(pred, g->by, g->bx, q, z, y, x));
+}
+
+static void reconstruct(const fl_geom *g, unsigned pred, const int64_t *r, int64_t *q)
+{
+    switch (pred) {
+    case FL_PRED_LORENZO:
+        reconstruct_of(g, FL_PRED_LORENZO, r, q);
+        break;
+    case FL_PRED_CHAIN:
+        reconstruct_of(g, FL_PRED_CHAIN, r, q);
+        break;
+    case FL_PRED_MEAN:
+        reconstruct_of(g, FL_PRED_MEAN, r, q);
+        break;
+    default:
+        reconstruct_of(g, FL_PRED_PLANAR, r, q);
+        break;
+    }
+}
+
+/* The values of a decoded block (codes q, fill bit e for element e) into the chunk. */
+static void store_block(const fl_geom *g, const qz_quant *Q, uint64_t z0, uint64_t y0,
+                        uint64_t x0, const int64_t *q, uint64_t fill, void *out)
+{
+    const unsigned ez = (unsigned)(g->nz - z0 < g->bz ? g->nz - z0 : g->bz);
+    const unsigned ey = (unsigned)(g->ny - y0 < g->by ? g->ny - y0 : g->by);
+    const unsigned ex = (unsigned)(g->nx - x0 < g->bx ? g->nx - x0 : g->bx);
+    for (unsigned z = 0; z < ez; z++)
+        for (unsigned y = 0; y < ey; y++) {
+            const unsigned e0 = (z * g->by + y) * g->bx;
+            const uint64_t idx = ((z0 + z) * g->ny + y0 + y) * g->nx + x0;
+            for (unsigned x = 0; x < ex; x++) {
+                if (fill >> (e0 + x) & 1u) {
+                    hz_put_element(out, Q->is_f32, idx + x, Q->fill_bits);
+                } else {
+                    const double v = qz_reconstruct(Q, q[e0 + x]);
+                    if (Q->is_f32)
+                        ((float *)out)[idx + x] = (float)v;
+                    else
+                        ((double *)out)[idx + x] = v;
+                }
+            }
+        }
+}
+
 static h5zgpu_status decode_tile(const fl_geom *g, const qz_quant *Q, uint64_t t,
                                  const tile_sum *ts, const uint8_t *h, const uint8_t *p,
                                  void *out)
@@ -450,28 +555,10 @@ static h5zgpu_status decode_tile(const fl_geom *g, const qz_quant *Q, uint64_t t
             }
             if (delta)
                 r[0] = (int64_t)((uint64_t)r[0] + (uint64_t)prev);
-            for (unsigned z = 0, e = 0; z < g->bz; z++)
-                for (unsigned y = 0; y < g->by; y++)
-                    for (unsigned x = 0; x < g->bx; x++, e++)
-                        q[e] = (int64_t)((uint64_t)r[e] +
-                                         (uint64_t)fl_predict_at(pred, g->by, g->bx, q, z, y, x));
+            reconstruct(g, pred, r, q);
             prev = q[0];
         }
-        for (unsigned e = 0; e < FL_BLOCK; e++) {
-            uint64_t x = x0 + e % g->bx, y = y0 + (e / g->bx) % g->by, z = z0 + e / (g->bx * g->by);
-            if (x >= g->nx || y >= g->ny || z >= g->nz)
-                continue;
-            uint64_t idx = (z * g->ny + y) * g->nx + x;
-            if (fill >> e & 1u) {
-                hz_put_element(out, Q->is_f32, idx, Q->fill_bits);
-            } else {
-                double v = qz_reconstruct(Q, q[e]);
-                if (Q->is_f32)
-                    ((float *)out)[idx] = (float)v;
-                else
-                    ((double *)out)[idx] = v;
-            }
-        }
+        store_block(g, Q, z0, y0, x0, q, fill, out);
     }
     return H5ZGPU_OK;
 }
