@@ -61,11 +61,15 @@ static inline int32_t predict_at(const ip_run *C, const ip_row *R, uint64_t x, u
 }
 
 /* Tile-major positions along one row of a pass (z and y fixed), and whether their tiles are
- * sampled: the tile's terms are worked out when x enters it, so that an element costs no
- * division (finding its tile from scratch takes seven, 64-bit). */
+ * sampled: what the row's tiles share is worked out once (hf_tile_at's terms), a tile's own
+ * terms when x enters it, so that an element costs no division (finding its tile from scratch
+ * takes seven, 64-bit) and a tile one. */
 typedef struct ip_cursor {
     const hf_geom *g;
-    uint64_t z, y;
+    uint64_t start;    /* position of the row's tiles' first (hf_tile_at's slab + row) */
+    uint64_t ezey;     /* elements of a tile of the row per column */
+    uint64_t line;     /* the row's line in its tiles: (z - z0) ey + y - y0 */
+    uint64_t tile0;    /* the tile index of the row's first tile */
     uint64_t x0, x1;   /* the current tile's columns [x0, x1) (none at first) */
     uint64_t base;     /* the current tile's position of (z, y, x0), less x0 */
     int sampled;       /* whether the current tile is sampled */
@@ -73,7 +77,14 @@ typedef struct ip_cursor {
 
 static void cursor_row(ip_cursor *K, const hf_geom *g, uint64_t z, uint64_t y)
 {
-    *K = (ip_cursor){.g = g, .z = z, .y = y};
+    const uint64_t z0 = z / g->tz * g->tz, y0 = y / g->ty * g->ty;
+    const uint64_t ez = g->nz - z0 < g->tz ? g->nz - z0 : g->tz;
+    const uint64_t ey = g->ny - y0 < g->ty ? g->ny - y0 : g->ty;
+    *K = (ip_cursor){.g = g,
+                     .start = (z0 * g->ny + ez * y0) * g->nx,
+                     .ezey = ez * ey,
+                     .line = (z - z0) * ey + y - y0,
+                     .tile0 = (z / g->tz * g->gty + y / g->ty) * g->gtx};
 }
 
 /* The tile-major position of the element at column x of the row. */
@@ -81,10 +92,12 @@ static inline uint64_t cursor_pos(ip_cursor *K, uint64_t x)
 {
     if (x < K->x0 || x >= K->x1) {
         const hf_geom *g = K->g;
-        K->x0 = x / g->tx * g->tx;
+        const uint64_t tx = x / g->tx;
+        K->x0 = tx * g->tx;
         K->x1 = g->nx - K->x0 > g->tx ? K->x0 + g->tx : g->nx;
-        K->base = hf_tile_pos(g, K->z, K->y, K->x0) - K->x0;   /* a tile's rows are contiguous */
-        K->sampled = hf_sampled(g, hf_tile_of(g, K->z, K->y, x));
+        /* a tile's rows are contiguous */
+        K->base = K->start + K->ezey * K->x0 + K->line * (K->x1 - K->x0) - K->x0;
+        K->sampled = hf_sampled(g, K->tile0 + tx);
     }
     return K->base + x;
 }
