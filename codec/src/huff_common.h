@@ -101,10 +101,8 @@ HZ_HD uint64_t hf_tile_index(const hf_geom *g, const hf_tile *T, uint64_t e)
  * "Lorenzo deltas and tokens"), so that one predictor alone runs over the whole chunk: every
  * tile of a chunk of at most HF_SAMPLE_ALL tiles, else one tile in each run of
  * 2^HF_SAMPLE_SHIFT consecutive tiles, at the place a hash of the run's index picks (a fixed
- * place would take the same column of tiles in every row). A 64^3 chunk (16 tiles) samples
- * two: on 64^3 chunks of the Nyx-like fields at 1e-2..1e-4 of the range the payloads stay
- * within 1.1% of those of the whole chunk's costs, and the CPU writes them 1.4-1.5x faster. */
-#define HF_SAMPLE_ALL 8u
+ * place would take the same column of tiles in every row). */
+#define HF_SAMPLE_ALL 64u
 #define HF_SAMPLE_SHIFT 3u
 
 HZ_HD unsigned hf_sample_place(uint64_t run)
@@ -112,15 +110,9 @@ HZ_HD unsigned hf_sample_place(uint64_t run)
     return (uint32_t)((uint32_t)run * 0x9E3779B1u) >> (32u - HF_SAMPLE_SHIFT);
 }
 
-/* Whether the sample is every tile of the chunk. */
-HZ_HD int hf_sample_whole(const hf_geom *g)
-{
-    return g->ntiles <= HF_SAMPLE_ALL;
-}
-
 HZ_HD int hf_sampled(const hf_geom *g, uint64_t t)
 {
-    return hf_sample_whole(g) ||
+    return g->ntiles <= HF_SAMPLE_ALL ||
            (t & ((1u << HF_SAMPLE_SHIFT) - 1u)) == hf_sample_place(t >> HF_SAMPLE_SHIFT);
 }
 
@@ -128,13 +120,13 @@ HZ_HD int hf_sampled(const hf_geom *g, uint64_t t)
 HZ_HD uint64_t hf_sample_runs(const hf_geom *g)
 {
     const uint64_t run = 1u << HF_SAMPLE_SHIFT;
-    return hf_sample_whole(g) ? g->ntiles : (g->ntiles + run - 1u) >> HF_SAMPLE_SHIFT;
+    return g->ntiles <= HF_SAMPLE_ALL ? g->ntiles : (g->ntiles + run - 1u) >> HF_SAMPLE_SHIFT;
 }
 
 /* The sampled tile of run k: ntiles or more when the run holds none. */
 HZ_HD uint64_t hf_sample_tile(const hf_geom *g, uint64_t k)
 {
-    return hf_sample_whole(g) ? k : (k << HF_SAMPLE_SHIFT) + hf_sample_place(k);
+    return g->ntiles <= HF_SAMPLE_ALL ? k : (k << HF_SAMPLE_SHIFT) + hf_sample_place(k);
 }
 
 /* The tile holding the element at chunk coordinates (z, y, x). */

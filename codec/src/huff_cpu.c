@@ -410,7 +410,7 @@ static h5zgpu_status try_interpolation(hf_enc *E, uint64_t lorenzo_cost)
         return hz_fail(H5ZGPU_E_NOMEM, "out of host memory for a %llu-element chunk",
                        (unsigned long long)g->n);
     }
-    if (hf_ip_wins(g, cost, lorenzo_cost, E->Q->pwrel)) {
+    if (hf_ip_wins(cost, lorenzo_cost, E->Q->pwrel)) {
         int32_t *p = E->p;
         uint8_t *k = E->kind;
         E->p = delta;

@@ -21,18 +21,16 @@
 #define HF_IP_UMAX (HF_IP_PMAX + 128)   /* a decoded code past this is corrupt */
 
 /* The writer tries interpolation when the best Lorenzo order costs at most HF_IP_TRY_BITS an
- * element, and keeps it when its cost is below that order's. With the ANS form and the axis
- * order (format version 4), on 64^3 and 256^3 chunks of the Nyx-like fields interpolation wins
- * wherever its cost is lower (temperature at REL 1e-4: 9% smaller than Lorenzo, which a rule
- * of 7/8 and 2 bits kept); past 6 bits an element Lorenzo wins everywhere measured. Where the
- * sample leaves tiles out a tie goes to interpolation too: quiet sampled tiles cost nothing
- * either way, and busy tiles elsewhere interpolate better (the baryon density at 1e-2 of its
- * range in 64^3 chunks: 9% fewer bytes than Lorenzo on a tie); where it covers the chunk a tie
- * is a true one and keeps Lorenzo, the faster to decode. PWREL keeps 2 bits and a cost below 7/8:
- * its chunks, rewritten by HDF5, must come back bit for bit, and a closer rule lets the
- * predictor flip between writes. */
+ * element, and keeps it when its cost is below HF_IP_WIN_NUM / HF_IP_WIN_DEN of that order's.
+ * With the ANS form and the axis order (format version 4), on 64^3 and 256^3 chunks of the
+ * Nyx-like fields interpolation wins wherever its cost is lower (temperature at REL 1e-4: 9%
+ * smaller than Lorenzo, which a rule of 7/8 and 2 bits kept); past 6 bits an element Lorenzo
+ * wins everywhere measured. PWREL keeps 7/8 and 2 bits: its chunks, rewritten by HDF5, must
+ * come back bit for bit, and a closer rule lets the predictor flip between writes. */
 #define HF_IP_TRY_BITS 6u
 #define HF_IP_TRY_BITS_PWREL 2u
+#define HF_IP_WIN_NUM 1u
+#define HF_IP_WIN_DEN 1u
 #define HF_IP_WIN_NUM_PWREL 7u
 #define HF_IP_WIN_DEN_PWREL 8u
 
@@ -42,12 +40,10 @@ HZ_HD int hf_ip_worth_trying(unsigned long long lorenzo_cost, uint64_t n, int pw
            (unsigned long long)(pwrel ? HF_IP_TRY_BITS_PWREL : HF_IP_TRY_BITS) * n;
 }
 
-HZ_HD int hf_ip_wins(const hf_geom *g, unsigned long long ip_cost,
-                     unsigned long long lorenzo_cost, int pwrel)
+HZ_HD int hf_ip_wins(unsigned long long ip_cost, unsigned long long lorenzo_cost, int pwrel)
 {
-    if (pwrel)
-        return HF_IP_WIN_DEN_PWREL * ip_cost < HF_IP_WIN_NUM_PWREL * lorenzo_cost;
-    return hf_sample_whole(g) ? ip_cost < lorenzo_cost : ip_cost <= lorenzo_cost;
+    return pwrel ? HF_IP_WIN_DEN_PWREL * ip_cost < HF_IP_WIN_NUM_PWREL * lorenzo_cost
+                 : HF_IP_WIN_DEN * ip_cost < HF_IP_WIN_NUM * lorenzo_cost;
 }
 
 /* The bits the cost counts for a value interpolation stores verbatim where dual quantisation

@@ -692,9 +692,8 @@ __global__ void hf_enc_ip_pick_kernel(const hf_ip_args a)
 {
     hf_enc_plan *P = a.plan;
     const unsigned order = hf_best_order(P->cost, a.g.dim);
-    P->pred = hf_ip_tried(a) && hf_ip_wins(&a.g, P->cost_ip, P->cost[order], a.Q.pwrel)
-                  ? HF_PRED_INTERP
-                  : order;
+    P->pred = hf_ip_tried(a) && hf_ip_wins(P->cost_ip, P->cost[order], a.Q.pwrel) ? HF_PRED_INTERP
+                                                                           : order;
 }
 
 /* Verbatim values over the reconstruction (the lists kernel checked their positions). */

@@ -561,39 +561,35 @@ static void fill_cases(int small)
     printf("gpu_identity: %d fill cases (%d chunks with fill elements)\n", nrun, nfill);
 }
 
-/* Chunks of more Huffman tiles than HF_SAMPLE_ALL, 66 and 16 (64^3, two sampled): the
- * predictor is chosen from a sample of the tiles, and each executor must sample the same ones.
- * Fill elements fall in sampled and unsampled tiles alike. */
+/* Chunks of 66 Huffman tiles, more than HF_SAMPLE_ALL: the predictor is chosen from a sample
+ * of the tiles, and each executor must sample the same ones. Fill elements fall in sampled
+ * and unsampled tiles alike. */
 static void sampled_cases(void)
 {
-    static const uint64_t shapes[][3] = {{20, 70, 330}, {64, 64, 64}};
+    static const uint64_t dims[3] = {20, 70, 330};
     static const int pats[] = {TU_FIELD, TU_NOISE, TU_MASKED};
     static const double rel[] = {1e-2, 1e-4};
     int nrun = 0;
-    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
-        for (size_t ci = 0; ci < ncodecs; ci++)
-            for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++)
-                for (size_t b = 0; b < sizeof rel / sizeof rel[0]; b++)
-                    for (int ti = 0; ti < 2; ti++) {
-                        const int masked = pats[k] == TU_MASKED;
-                        h5zgpu_params p = {.codec = codecs[ci], .mode = H5ZGPU_MODE_REL,
-                                           .eb = rel[b],
-                                           .dtype = ti ? H5ZGPU_FLOAT64 : H5ZGPU_FLOAT32,
-                                           .rank = 3, .has_fill = masked,
-                                           .fill = !masked ? 0 : ti ? -1e34 : (double)(float)-1e34,
-                                           .radius = radius_for(codecs[ci], k + b + ti)};
-                        memcpy(p.dims, shapes[si], sizeof shapes[si]);
-                        char name[160];
-                        snprintf(name, sizeof name,
-                                 "%s sampled %llux%llux%llu: pattern %d, %s, REL %g, radius %u",
-                                 codec_name(p.codec), (unsigned long long)p.dims[0],
-                                 (unsigned long long)p.dims[1], (unsigned long long)p.dims[2],
-                                 pats[k], ti ? "f64" : "f32", p.eb, p.radius);
-                        run_case(name, &p, pats[k], 0.0, 0, 11 + k, nrun % 3 == 0,
-                                 nrun % 4 == 0 ? nrun : -1);
-                        nrun++;
-                    }
-    printf("gpu_identity: %d cases of a sample of the tiles\n", nrun);
+    for (size_t ci = 0; ci < ncodecs; ci++)
+        for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++)
+            for (size_t b = 0; b < sizeof rel / sizeof rel[0]; b++)
+                for (int ti = 0; ti < 2; ti++) {
+                    const int masked = pats[k] == TU_MASKED;
+                    h5zgpu_params p = {.codec = codecs[ci], .mode = H5ZGPU_MODE_REL,
+                                       .eb = rel[b],
+                                       .dtype = ti ? H5ZGPU_FLOAT64 : H5ZGPU_FLOAT32,
+                                       .rank = 3, .has_fill = masked,
+                                       .fill = !masked ? 0 : ti ? -1e34 : (double)(float)-1e34,
+                                       .radius = radius_for(codecs[ci], k + b + ti)};
+                    memcpy(p.dims, dims, sizeof dims);
+                    char name[160];
+                    snprintf(name, sizeof name, "%s sampled: pattern %d, %s, REL %g, radius %u",
+                             codec_name(p.codec), pats[k], ti ? "f64" : "f32", p.eb, p.radius);
+                    run_case(name, &p, pats[k], 0.0, 0, 11 + k, nrun % 3 == 0,
+                             nrun % 4 == 0 ? nrun : -1);
+                    nrun++;
+                }
+    printf("gpu_identity: %d cases of 66 tiles\n", nrun);
 }
 
 /* After the full synthetic and fill runs: what the chunks were written with. A Huffman chunk
