@@ -1,9 +1,10 @@
 /* The quantiser over many values at once (quant_rows.h, huff_interp_rows.h) against the scalar
- * quantisers it stands in for (hf_dq_code, hf_ip_quantize), on ABS and REL quantisers of both
- * element types, offsets k0 from 0 to near 2^47, with values and predictions of every kind:
- * random, near the bound's and the fine zone's edges, on the fine grid, NaN, infinities, zeros,
- * subnormals and the largest magnitudes. Compiled as the codec's files that use it are (no
- * floating-point traps; vectorised clones where the platform has them). */
+ * quantisers it stands in for (hf_dq_code, hf_ip_quantize, qz_quantize), on ABS and REL
+ * quantisers of both element types, offsets k0 from 0 to near 2^47, with values and
+ * predictions of every kind: random, near the bound's and the fine zone's edges, on the fine
+ * grid, NaN, infinities, zeros, subnormals and the largest magnitudes. Compiled as the codec's
+ * files that use it are (no floating-point traps; vectorised clones where the platform has
+ * them). */
 #include "huff_interp_rows.h"
 #include "util.h"
 
@@ -65,12 +66,15 @@ static int32_t prediction_for(const qz_quant *Q, double x)
     }
 }
 
+/* The three uses: the interpolation's, the Lorenzo sample's (codes within HF_PMAX) and the
+ * fixed-length codec's (any code the quantiser gives, QZ_QMAX). */
 HZ_CPU_CLONES static void rows_of(const qz_quant *Q, const double *x, const int32_t *pred,
                                   const double *rel_lim, int32_t *k, int32_t *u, uint8_t *ok,
-                                  int32_t *q, uint8_t *qok)
+                                  int32_t *q, uint8_t *qok, int32_t *fq, uint8_t *fok)
 {
     hf_ip_quantize_rows(Q, N, x, pred, rel_lim, k, u, ok);
     qz_quantize_rows(Q, N, x, rel_lim, HF_PMAX, q, qok);
+    qz_quantize_rows(Q, N, x, rel_lim, QZ_QMAX, fq, fok);
 }
 
 int main(void)
@@ -91,14 +95,14 @@ int main(void)
                 tu_expect(qz_rows_apply(&Q), "case %u: quantiser not covered", c);
                 for (unsigned round = 0; round < 4000; round++) {
                     double x[N], rel_lim[N];
-                    int32_t pred[N], k[N], u[N], q[N];
-                    uint8_t ok[N], qok[N];
+                    int32_t pred[N], k[N], u[N], q[N], fq[N];
+                    uint8_t ok[N], qok[N], fok[N];
                     for (unsigned j = 0; j < N; j++) {
                         x[j] = value_for(&Q, cases[c].lo, cases[c].hi);
                         pred[j] = prediction_for(&Q, x[j]);
                         rel_lim[j] = qz_rel_limit(&Q, x[j]);
                     }
-                    rows_of(&Q, x, pred, rel_lim, k, u, ok, q, qok);
+                    rows_of(&Q, x, pred, rel_lim, k, u, ok, q, qok, fq, fok);
                     for (unsigned j = 0; j < N; j++, compared++) {
                         int32_t kk = 0, uu = (int32_t)hf_ip_code(&Q, pred[j], 0), p = 0;
                         const int want = hf_ip_quantize(&Q, x[j], pred[j], &kk, &uu);
@@ -111,6 +115,12 @@ int main(void)
                         tu_expect(qok[j] == qwant && q[j] == p,
                                   "case %u f32 %d keep %d: x %.17g: rows %d %d, hf_dq_code %d %d",
                                   c, f32, keep, x[j], qok[j], (int)q[j], qwant, (int)p);
+                        int64_t fp = 0;
+                        const int fwant = qz_quantize(&Q, x[j], &fp);
+                        tu_expect(fok[j] == fwant && (!fwant || fq[j] == fp),
+                                  "case %u f32 %d keep %d: x %.17g: rows %d %d, qz_quantize "
+                                  "%d %lld", c, f32, keep, x[j], fok[j], (int)fq[j], fwant,
+                                  (long long)fp);
                     }
                 }
             }
