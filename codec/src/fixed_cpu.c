@@ -48,11 +48,10 @@ typedef struct fl_blk {
 } fl_blk;
 
 /* A block's values through the vectorised quantiser (quant_rows.h), compiled for each
- * instruction set HZ_CPU_CLONES names. */
-HZ_CPU_CLONES __attribute__((noinline)) static void quantize_rows(const qz_quant *Q,
-                                                                   const double *v,
-                                                                   const double *rel_lim,
-                                                                   int32_t *q, uint8_t *ok)
+ * instruction set HZ_CPU_CLONES names (its caller, one build for all, calls the loader's pick:
+ * inlined there, the loop would have the plain instruction set only). */
+HZ_CPU_CLONES static void quantize_rows(const qz_quant *Q, const double *v,
+                                        const double *rel_lim, int32_t *q, uint8_t *ok)
 {
     qz_quantize_rows(Q, FL_BLOCK, v, rel_lim, QZ_QMAX, q, ok);
 }
