@@ -1,10 +1,14 @@
-/* The quantiser over many values at once (quant_rows.h, huff_interp_rows.h) against the scalar
- * quantisers it stands in for (hf_dq_code, hf_ip_quantize, qz_quantize), on ABS and REL
- * quantisers of both element types, offsets k0 from 0 to near 2^47, with values and
+/* The CPU's vectorised forms against the scalar functions they stand in for: the quantiser
+ * over many values at once (quant_rows.h, huff_interp_rows.h) against hf_dq_code,
+ * hf_ip_quantize and qz_quantize, the axis order's term (huff_axes_rows.h) against
+ * hf_axes_term, and the costs' bit lengths (bitlen_rows.h) against hz_bitlen. The quantisers
+ * are ABS and REL ones of both element types, offsets k0 from 0 to near 2^47, with values and
  * predictions of every kind: random, near the bound's and the fine zone's edges, on the fine
  * grid, NaN, infinities, zeros, subnormals and the largest magnitudes. Compiled as the codec's
- * files that use it are (no floating-point traps; vectorised clones where the platform has
+ * files that use them are (no floating-point traps; vectorised clones where the platform has
  * them). */
+#include "bitlen_rows.h"
+#include "huff_axes_rows.h"
 #include "huff_interp_rows.h"
 #include "util.h"
 
@@ -77,6 +81,84 @@ HZ_CPU_CLONES static void rows_of(const qz_quant *Q, const double *x, const int3
     qz_quantize_rows(Q, N, x, rel_lim, QZ_QMAX, fq, fok);
 }
 
+/* An axis-order term's argument: near its neighbours (smooth), anywhere, or special. */
+static double axis_arg(double around)
+{
+    static const double special[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e300, -1e300};
+    switch (next_random() % 8) {
+    case 0: return special[next_random() % (sizeof special / sizeof special[0])];
+    case 1: return (uniform() - 0.5) * 1e9;
+    case 2: return around + (uniform() - 0.5) * 1.3e8;   /* near the 2^30 sixteenths' edge */
+    case 3: return around + (double)(int64_t)(next_random() % 64) / 16.0 - 2.0;   /* halves */
+    default: return around + (uniform() - 0.5) * 4.0;
+    }
+}
+
+HZ_CPU_CLONES static void terms_of(const double (*t)[5], unsigned *len)
+{
+    for (unsigned j = 0; j < N; j++)
+        len[j] = hf_axes_term_lane(t[j][0], t[j][1], t[j][2], t[j][3], t[j][4]);
+}
+
+HZ_CPU_CLONES static void bitlens_of(const double *d, unsigned *len)
+{
+    for (unsigned j = 0; j < N; j++)
+        len[j] = hz_zigzag_bitlen_f64(d[j]);
+}
+
+/* hz_zigzag_bitlen_f64 against hz_bitlen(hz_zigzag()) on whole numbers of every size below
+ * 2^51, zero and powers of two and their neighbours among them. */
+static unsigned long long check_bitlens(void)
+{
+    unsigned long long compared = 0;
+    for (unsigned round = 0; round < 20000; round++) {
+        int64_t v[N];
+        double d[N];
+        unsigned len[N];
+        for (unsigned j = 0; j < N; j++) {
+            const unsigned k = (unsigned)(next_random() % 52);
+            const int64_t m = (int64_t)(next_random() >> (64 - k - 1) >> 1);   /* below 2^k */
+            v[j] = next_random() % 4 == 0 ? ((int64_t)1 << k) + (int64_t)(next_random() % 3) - 1
+                                          : m;
+            v[j] = next_random() & 1 ? -v[j] : v[j];
+            d[j] = (double)v[j];
+        }
+        bitlens_of(d, len);
+        for (unsigned j = 0; j < N; j++, compared++)
+            tu_expect(len[j] == hz_bitlen(hz_zigzag(v[j])), "bit length of %lld: %u, want %u",
+                      (long long)v[j], len[j], hz_bitlen(hz_zigzag(v[j])));
+    }
+    return compared;
+}
+
+/* hf_axes_term_lane against hf_axes_term. */
+static unsigned long long check_axis_terms(void)
+{
+    unsigned long long compared = 0;
+    for (unsigned round = 0; round < 20000; round++) {
+        double t[N][5];
+        unsigned len[N];
+        for (unsigned j = 0; j < N; j++) {
+            const double around = (uniform() - 0.5) * 1e7;
+            for (unsigned i = 0; i < 5; i++)
+                t[j][i] = axis_arg(around);
+            if (next_random() % 8 == 0) {   /* d at the cap's edge, 2^30 sixteenths, exactly */
+                const double a = (double)(int64_t)(next_random() % 4096) - 2048.0;
+                const double k = (double)(int64_t)(next_random() % 5) - 2.0;
+                t[j][0] = t[j][1] = t[j][3] = t[j][4] = a;
+                t[j][2] = a + (next_random() & 1 ? 1.0 : -1.0) * (67108864.0 + k / 16.0);
+            }
+        }
+        terms_of((const double (*)[5])t, len);
+        for (unsigned j = 0; j < N; j++, compared++) {
+            const unsigned want = hf_axes_term(t[j][0], t[j][1], t[j][2], t[j][3], t[j][4]);
+            tu_expect(len[j] == want, "axis term of %.17g %.17g %.17g %.17g %.17g: %u, want %u",
+                      t[j][0], t[j][1], t[j][2], t[j][3], t[j][4], len[j], want);
+        }
+    }
+    return compared;
+}
+
 int main(void)
 {
     static const struct { h5zgpu_mode mode; double eb, lo, hi; } cases[] = {
@@ -125,5 +207,7 @@ int main(void)
                 }
             }
     printf("%llu values compared, %llu coded by the interpolation\n", compared, coded);
+    printf("%llu axis-order terms compared\n", check_axis_terms());
+    printf("%llu zigzag bit lengths compared\n", check_bitlens());
     return tu_done("quant_rows");
 }

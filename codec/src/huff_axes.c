@@ -5,6 +5,7 @@
 
 #include "elements.h"
 #include "huff_axes.h"
+#include "huff_axes_rows.h"
 #include "parallel.h"
 
 #include <stdlib.h>
@@ -30,6 +31,18 @@ static double arg_at(const axes_run *C, uint64_t i)
     uint64_t bits;
     const double v = hz_element(C->in, C->Q->is_f32, i, &bits);
     return qz_is_fill(C->Q, bits) ? NAN : qz_lin_arg(C->Q, v);
+}
+
+/* The terms of n elements p[0], p[step], ... along the axis of stride s; inlined with step a
+ * constant, so that the loop vectorises. */
+HZ_INLINE unsigned long long row_cost(const double *p, unsigned n, unsigned step, uint64_t s)
+{
+    unsigned long long c = 0;
+    for (unsigned j = 0; j < n; j++) {
+        const double *q = p + (uint64_t)j * step;
+        c += hf_axes_term_lane(q[-3 * (int64_t)s], q[-(int64_t)s], q[0], q[s], q[3 * s]);
+    }
+    return c;
 }
 
 /* Sampled tile of run k: each axis' terms at the tile's odd coordinates whose neighbours at
@@ -63,15 +76,12 @@ HZ_CPU_CLONES static void cost_task(void *ctx, uint64_t k)
         hi[a] = ext[a] > 3 ? ext[a] - 3 : 0;
         step[a] = 2;
         const uint64_t s = stride[a];
+        const unsigned n = hi[2] > lo[2] ? (hi[2] - lo[2] + step[2] - 1) / step[2] : 0;
         for (unsigned z = lo[0]; z < hi[0]; z += step[0])
             for (unsigned y = lo[1]; y < hi[1]; y += step[1]) {
-                const uint64_t row = z * stride[0] + y * stride[1];
-                for (unsigned x = lo[2]; x < hi[2]; x += step[2]) {
-                    const uint64_t e = row + x;
-                    terms[a]++;
-                    cost[a] += hf_axes_term(arg[e - 3 * s], arg[e - s], arg[e], arg[e + s],
-                                            arg[e + 3 * s]);
-                }
+                const double *p = arg + z * stride[0] + y * stride[1] + lo[2];
+                terms[a] += n;
+                cost[a] += step[2] == 1 ? row_cost(p, n, 1, s) : row_cost(p, n, 2, s);
             }
     }
     free(arg);

@@ -7,6 +7,7 @@
  * docs/FORMAT.md, "Huffman payload". */
 #include "huff.h"
 
+#include "bitlen_rows.h"
 #include "elements.h"
 #include "error.h"
 #include "geom.h"
@@ -133,26 +134,37 @@ HZ_INLINE void quantise_tile(hf_enc *E, uint64_t t, hf_tile *T)
 /* The Lorenzo costs of a tile row whose neighbours above (y - 1) and, for order 3, behind
  * (z - 1) are in the tile, from x = 1 on: hf_lorenzo's sums with every term present, order o's
  * delta being order o - 1's less the same of the row above (order 2) or plane behind (3). */
-static void row_costs(const int32_t *p, uint64_t e, unsigned ex, uint64_t up, uint64_t back,
-                      unsigned dim, uint64_t *cost)
+HZ_INLINE void row_costs_of(const int32_t *p, uint64_t e, unsigned ex, uint64_t up,
+                            uint64_t back, unsigned dim, uint64_t *cost)
 {
     uint64_t c1 = 0, c2 = 0, c3 = 0;
     for (unsigned x = 1; x < ex; x++) {
+        /* the codes' differences, whole numbers below 2^34, exact in doubles */
         const uint64_t i = e + x;
-        const int64_t d1 = (int64_t)p[i] - p[i - 1];
-        const int64_t u1 = (int64_t)p[i - up] - p[i - up - 1];
-        const int64_t d2 = d1 - u1;
-        c1 += hz_bitlen(hz_zigzag(d1));
-        c2 += hz_bitlen(hz_zigzag(d2));
+        const double d1 = (double)p[i] - (double)p[i - 1];
+        const double u1 = (double)p[i - up] - (double)p[i - up - 1];
+        const double d2 = d1 - u1;
+        c1 += hz_zigzag_bitlen_f64(d1);
+        c2 += hz_zigzag_bitlen_f64(d2);
         if (dim == 3) {
-            const int64_t b1 = (int64_t)p[i - back] - p[i - back - 1];
-            const int64_t b2 = b1 - ((int64_t)p[i - back - up] - p[i - back - up - 1]);
-            c3 += hz_bitlen(hz_zigzag(d2 - b2));
+            const double b1 = (double)p[i - back] - (double)p[i - back - 1];
+            const double b2 = b1 - ((double)p[i - back - up] - (double)p[i - back - up - 1]);
+            c3 += hz_zigzag_bitlen_f64(d2 - b2);
         }
     }
     cost[1] += c1;
     cost[2] += c2;
     cost[3] += c3;
+}
+
+/* row_costs_of with dim a constant in each loop: the 3-D one computes order 3's costs too. */
+HZ_INLINE void row_costs(const int32_t *p, uint64_t e, unsigned ex, uint64_t up, uint64_t back,
+                         unsigned dim, uint64_t *cost)
+{
+    if (dim == 3)
+        row_costs_of(p, e, ex, up, back, 3, cost);
+    else
+        row_costs_of(p, e, ex, up, back, dim, cost);
 }
 
 /* Quantises the tile of sample run k (hf_sample_tile) and its cost under each Lorenzo order
