@@ -139,7 +139,7 @@ HZ_INLINE void row_costs_of(const int32_t *p, uint64_t e, unsigned ex, uint64_t 
 {
     uint64_t c1 = 0, c2 = 0, c3 = 0;
     for (unsigned x = 1; x < ex; x++) {
-        /* the codes' differences, whole numbers below 2^34, exact in doubles */
+        /* the int32 codes' differences, whole numbers of at most 2^34, exact in doubles */
         const uint64_t i = e + x;
         const double d1 = (double)p[i] - (double)p[i - 1];
         const double u1 = (double)p[i - up] - (double)p[i - up - 1];
