@@ -84,6 +84,31 @@ static void raw_fallback(h5zgpu_dtype t)
     free(back);
 }
 
+/* Fill elements among codes at the quantiser's limit (tu_fill_code_limit) must come back within
+ * the bound, in 4^3 and 16^3 chunks of both types. */
+static void fill_at_code_limit(void)
+{
+    uint64_t state = 0x9E3779B97F4A7C15u;
+    char label[96];
+    for (unsigned t = 0; t < 2; t++)
+        for (unsigned side = 4; side <= 16; side *= 4)
+            for (unsigned trial = 0; trial < (side == 4 ? 202u : 60u); trial++) {
+                h5zgpu_params p;
+                void *in = malloc((size_t)side * side * side * 8);
+                tu_fill_code_limit(&p, dtypes[t], side, trial, &state, in);
+                size_t cap = h5zgpu_compress_bound(&p), len = 0;
+                uint8_t *chunk = malloc(cap);
+                snprintf(label, sizeof label, "fill at the code limit: f%d %u^3 trial %u",
+                         t ? 64 : 32, side, trial);
+                h5zgpu_status st = h5zgpu_compress(&p, in, chunk, cap, &len, NULL);
+                tu_expect(st == H5ZGPU_OK, "%s: compress -> %s", label, h5zgpu_status_string(st));
+                if (st == H5ZGPU_OK)
+                    tu_expect_decodes(&p, in, chunk, len, label);
+                free(in);
+                free(chunk);
+            }
+}
+
 int main(void)
 {
     char label[160];
@@ -107,5 +132,6 @@ int main(void)
     round_trip(&autop, TU_SMOOTH, "auto codec f32 3-D REL 1e-3");
     raw_fallback(H5ZGPU_FLOAT32);
     raw_fallback(H5ZGPU_FLOAT64);
+    fill_at_code_limit();
     return tu_done("codec_roundtrip");
 }

@@ -69,6 +69,28 @@ void tu_put(h5zgpu_dtype t, void *out, size_t i, double v)
     }
 }
 
+void tu_fill_code_limit(h5zgpu_params *p, h5zgpu_dtype t, unsigned side, unsigned trial,
+                        uint64_t *state, void *out)
+{
+    static const char *const blocks[] = {
+        "F0-F+FFF00F+0+F-++FF-+0+FFF-F+0F0-F-F-+-0F+F0+0F-++0+F-FFFFF+0F0",
+        "0-F-0+--F0FF-0F-0F+-+F-F+F00F0-F0++-+-F-+F0F+F-FFF---F+F-FF00F-0",
+    };
+    const double fill = -9999.0, lim = 268435456.0;
+    *p = (h5zgpu_params){.codec = H5ZGPU_CODEC_FIXED, .mode = H5ZGPU_MODE_ABS, .eb = 0.5,
+                         .dtype = t, .rank = 3, .dims = {side, side, side}, .has_fill = 1,
+                         .fill = fill};
+    const size_t n = (size_t)side * side * side;
+    const unsigned share = (unsigned)(tu_xorshift(state) % 100);
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t r = tu_xorshift(state);
+        char c = r % 100 < share ? 'F' : "-0+"[(r >> 8) % 3];
+        if (side == 4 && trial < 2)
+            c = blocks[trial][i];
+        tu_put(t, out, i, c == 'F' ? fill : c == '-' ? -lim : c == '+' ? lim : 0);
+    }
+}
+
 static void put_bits(h5zgpu_dtype t, void *out, size_t i, uint64_t bits)
 {
     if (t == H5ZGPU_FLOAT32) {

@@ -41,6 +41,15 @@ double tu_get(h5zgpu_dtype t, const void *a, size_t i);
 /* Stores v, rounded to type t, as element i of a. */
 void tu_put(h5zgpu_dtype t, void *a, size_t i, double v);
 
+/* Fill elements among quantisation codes at the quantiser's limit: p becomes a fixed-length
+ * chunk of side^3 elements of type t at ABS 0.5 (a step of 1) with fill value -9999, and out
+ * gets codes -2^28, 0 and 2^28 among fill elements. Fill elements take their predictions, which
+ * Lorenzo and planar then grow past the 32 planes a block holds. Trials 0 and 1 at side 4 are
+ * two blocks that came back wrong when a tile could use such a predictor; the others are random
+ * layouts drawn from *state. */
+void tu_fill_code_limit(h5zgpu_params *p, h5zgpu_dtype t, unsigned side, unsigned trial,
+                        uint64_t *state, void *out);
+
 /* Checks every value of `got` against `want` under the bound of mode/eb, in double precision;
  * non-finite values must match bit for bit. Returns the number of misses; describes the first
  * one in why. */

@@ -13,6 +13,11 @@
 /* Blocks a tile: a tile shares one 32-bit mask of non-empty blocks and one predictor choice. */
 #define FL_TILE 32
 #define FL_MAX_PLANES 32
+/* The largest residual magnitude a block codes (32 planes). Blocks without fill elements never
+ * pass it: codes lie within 2^28 and predictions within 7 x 2^28. Fill elements take their
+ * predictions, so under Lorenzo or planar a block's later predictions may grow past it; a tile
+ * does not use a predictor under which one of its blocks would (chain and mean never do). */
+#define FL_MAG_MAX 2147483648u
 #define FL_HDR_RAW 63u          /* header byte of a block stored raw */
 #define FL_SPARSE_BASE 32u      /* header codes 33..62: sparse block of (code - 32) entries */
 #define FL_SPARSE_MAX 30u

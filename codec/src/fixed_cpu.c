@@ -267,7 +267,7 @@ static void code_tile(const fl_geom *g, const qz_quant *Q, const void *in, uint6
 {
     fl_blk ks[FL_TILE];
     int64_t r[FL_BLOCK];
-    unsigned np = fl_npred(g), hdr[FL_NPRED][2][FL_TILE];
+    unsigned np = fl_npred(g), hdr[FL_NPRED][2][FL_TILE], usable[FL_NPRED] = {1, 1, 1, 1};
     uint64_t cost[FL_NPRED][2] = {{0}}, size[FL_NPRED][2][FL_TILE];
     int64_t prev = 0; /* corner of the previous coded block */
     uint64_t b0 = t * FL_TILE, nb = g->nblocks - b0 < FL_TILE ? g->nblocks - b0 : FL_TILE;
@@ -285,8 +285,11 @@ static void code_tile(const fl_geom *g, const qz_quant *Q, const void *in, uint6
             stats_all(g, np, k, all);
         for (unsigned p = 0; p < np; p++) {
             fl_block_stat s = all[p];
-            if (coded && k->fill)
+            if (coded && k->fill) {
                 residuals(g, p, k, r, &s);
+                if (s.maxmag > FL_MAG_MAX)
+                    usable[p] = 0;
+            }
             for (unsigned m = 0; m < 2; m++) {
                 unsigned h = 0;
                 uint64_t n = 0;
@@ -307,10 +310,10 @@ static void code_tile(const fl_geom *g, const qz_quant *Q, const void *in, uint6
         if (coded)
             prev = k->q[0];
     }
-    unsigned bp = 0, bm = 0;
+    unsigned bp = FL_NPRED, bm = 0; /* none yet: chain (1-D: Lorenzo) is always usable */
     for (unsigned p = 0; p < np; p++)
         for (unsigned m = 0; m < 2; m++)
-            if (cost[p][m] < cost[bp][bm]) {
+            if (usable[p] && (bp == FL_NPRED || cost[p][m] < cost[bp][bm])) {
                 bp = p;
                 bm = m;
             }

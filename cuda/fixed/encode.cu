@@ -12,9 +12,11 @@ __device__ __forceinline__ int64_t residual(unsigned pred, const int64_t *q, uns
     return valid ? (int64_t)((uint64_t)q[e] - (uint64_t)fl_predict(pred, S::BY, S::BX, q, e)) : 0;
 }
 
+/* |r|, or FL_MAG_MAX + 1 past FL_MAG_MAX (only a block with fill elements gets there). */
 __device__ __forceinline__ uint32_t magnitude(int64_t r)
 {
-    return (uint32_t)(r < 0 ? (uint64_t)-r : (uint64_t)r);   /* |r| <= 2^31 (QZ_QMAX) */
+    const uint64_t m = r < 0 ? 0ull - (uint64_t)r : (uint64_t)r;
+    return (uint32_t)min(m, (uint64_t)FL_MAG_MAX + 1u);
 }
 
 /* The largest magnitude and the count of non-zero residuals over elements 1..63 of a block, by
@@ -191,8 +193,11 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
             fl_block_origin(&g, b0 + lane, &z0, &y0, &x0);
             nvalid = fl_block_nvalid(&g, z0, y0, x0);
         }
-        unsigned best = 0, hdr = 0, best_cost = 0, best_n = 0;
-        for (unsigned p = 0; p < S::NP; p++)
+        unsigned best = FL_NPRED, hdr = 0, best_cost = 0, best_n = 0;
+        for (unsigned p = 0; p < S::NP; p++) {
+            /* FL_MAG_MAX: chain (1-D: Lorenzo) is always usable */
+            if (__any_sync(FULL, coded && mag_s[p][lane] > FL_MAG_MAX))
+                continue;
             for (unsigned m = 0; m < 2; m++) {
                 unsigned h = inb && !ok ? FL_HDR_RAW : 0u;
                 if (coded) {
@@ -208,13 +213,14 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
                                              (unsigned)fl_block_payload_size(h, nvalid, esize)
                                        : 0u;
                 unsigned c = __reduce_add_sync(FULL, n);
-                if ((p == 0 && m == 0) || c < best_cost) {
+                if (best == FL_NPRED || c < best_cost) {
                     best = p | (m ? FL_TILE_CORNER_DELTA : 0u);
                     best_cost = c;
                     hdr = h;
                     best_n = n;
                 }
             }
+        }
         const uint32_t size = best_n ? best_n - 1u : 0u;
         const unsigned mask = __ballot_sync(FULL, best_n != 0);
         const unsigned fmask = __ballot_sync(FULL, fbit);

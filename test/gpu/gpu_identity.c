@@ -561,6 +561,32 @@ static void fill_cases(int small)
     printf("gpu_identity: %d fill cases (%d chunks with fill elements)\n", nrun, nfill);
 }
 
+/* Fill elements among codes at the quantiser's limit (tu_fill_code_limit): tiles that must
+ * leave out the predictors under which a block would need more than 32 planes. */
+static void limit_cases(void)
+{
+    uint64_t state = 0x9E3779B97F4A7C15u;
+    int nrun = 0, fixed = 0;
+    for (size_t ci = 0; ci < ncodecs; ci++)
+        fixed |= codecs[ci] == H5ZGPU_CODEC_FIXED;
+    for (int ti = 0; ti < 2 && fixed; ti++)
+        for (unsigned side = 4; side <= 16; side *= 4)
+            for (unsigned trial = 0; trial < (side == 4 ? 42u : 12u); trial++) {
+                h5zgpu_params p;
+                void *in = malloc((size_t)side * side * side * 8);
+                size_t clen = 0;
+                char name[96];
+                tu_fill_code_limit(&p, ti ? H5ZGPU_FLOAT64 : H5ZGPU_FLOAT32, side, trial, &state,
+                                   in);
+                snprintf(name, sizeof name, "fill at the code limit: %s %u^3 trial %u",
+                         ti ? "f64" : "f32", side, trial);
+                free(identity(name, &p, in, nrun % 2, &clen));
+                free(in);
+                nrun++;
+            }
+    printf("gpu_identity: %d chunks of fill among codes at the quantiser's limit\n", nrun);
+}
+
 /* Chunks of 66 Huffman tiles, more than HF_SAMPLE_ALL: the predictor is chosen from a sample
  * of the tiles, and each executor must sample the same ones. Fill elements fall in sampled
  * and unsampled tiles alike. */
@@ -837,6 +863,7 @@ int main(int argc, char **argv)
         synthetic(small);
         ratio_cases(small);
         fill_cases(small);
+        limit_cases();
         device_batch();
         if (!small) {
             sampled_cases();
