@@ -1,8 +1,9 @@
 /* The fixed-length encoder: a CTA a tile quantises its blocks, chooses the tile's predictor,
  * codes each block and places it through the decoupled look-back; then one pass assembles the
  * payload and sums it. Every value comes from the inline functions of the CPU reference
- * (quant.h, fixed_common.h), so the bytes match fixed_cpu.c exactly. */
-#include "fixed_device.cuh"
+ * (quant.h, fixed_common.h), so the bytes match fixed_cpu.c exactly; the predictions of blocks
+ * without fill elements are the same values in 32-bit arithmetic (predict_narrow.cuh). */
+#include "predict_narrow.cuh"
 
 /* q[e] - prediction, in the CPU's wrap-safe arithmetic; 0 outside the chunk. */
 template <int DIM>
@@ -12,6 +13,14 @@ __device__ __forceinline__ int64_t residual(unsigned pred, const int64_t *q, uns
     return valid ? (int64_t)((uint64_t)q[e] - (uint64_t)fl_predict(pred, S::BY, S::BX, q, e)) : 0;
 }
 
+/* The same for a block without fill elements, from a 32-bit prediction (predict_narrow.cuh). */
+template <int DIM>
+__device__ __forceinline__ int64_t residual_narrow(unsigned pred, const int32_t *q, unsigned e,
+                                                   bool valid)
+{
+    return valid ? (int64_t)q[e] - predict_narrow<DIM>(pred, neighbours_narrow<DIM>(q, e), e) : 0;
+}
+
 /* |r|, or FL_MAG_MAX + 1 past FL_MAG_MAX (only a block with fill elements gets there). */
 __device__ __forceinline__ uint32_t magnitude(int64_t r)
 {
@@ -19,14 +28,20 @@ __device__ __forceinline__ uint32_t magnitude(int64_t r)
     return (uint32_t)min(m, (uint64_t)FL_MAG_MAX + 1u);
 }
 
+/* |r| of a residual within 2^31 from its value modulo 2^32 (predict_narrow.cuh). */
+__device__ __forceinline__ uint32_t magnitude_narrow(uint32_t r)
+{
+    return (int32_t)r < 0 ? 0u - r : r;
+}
+
 /* The largest magnitude and the count of non-zero residuals over elements 1..63 of a block, by
- * the whole warp (r0, r1: elements lane and lane + 32), stored by lane 0. */
-__device__ __forceinline__ void block_stat(int64_t r0, int64_t r1, unsigned lane, uint32_t *mag,
+ * the whole warp (m0, m1: the magnitudes of elements lane and lane + 32), stored by lane 0. */
+__device__ __forceinline__ void block_stat(uint32_t m0, uint32_t m1, unsigned lane, uint32_t *mag,
                                            uint8_t *nnz)
 {
-    const uint32_t m = __reduce_max_sync(FULL, max(lane ? magnitude(r0) : 0u, magnitude(r1)));
-    const unsigned n =
-        __popc(__ballot_sync(FULL, lane && r0)) + __popc(__ballot_sync(FULL, r1 != 0));
+    m0 = lane ? m0 : 0u;
+    const uint32_t m = __reduce_max_sync(FULL, max(m0, m1));
+    const unsigned n = __reduce_add_sync(FULL, (m0 != 0) + (m1 != 0));
     if (lane == 0) {
         *mag = m;
         *nnz = (uint8_t)n;
@@ -39,7 +54,7 @@ __device__ __forceinline__ void block_stat(int64_t r0, int64_t r1, unsigned lane
  * a smaller z + y + x, so the elements of one such sum (a wavefront: 10 in a 4^3 block, 15 in
  * 8^2, 64 in 1-D) are computed together, each after the wavefronts before it. */
 template <int DIM>
-__device__ void fill_codes(unsigned pred, const int64_t *q, uint64_t fill, int64_t *s,
+__device__ void fill_codes(unsigned pred, const int32_t *q, uint64_t fill, int64_t *s,
                            unsigned lane)
 {
     typedef blk_shape<DIM> S;
@@ -75,7 +90,7 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
 {
     typedef blk_shape<DIM> S;
     const unsigned esize = sizeof(T);
-    __shared__ int64_t q_s[FL_TILE][FL_BLOCK];
+    __shared__ int32_t q_s[FL_TILE][FL_BLOCK];   /* |q| <= 2^28 */
     __shared__ int64_t prev_s[FL_TILE];          /* q0 of the previous coded block (delta) */
     __shared__ int64_t own_s[FL_WARPS][FL_BLOCK];  /* codes of a block with fill elements */
     __shared__ uint64_t fill_s[FL_TILE];         /* bit e: element e is fill */
@@ -83,6 +98,7 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
     __shared__ uint8_t nnz_s[S::NP][FL_TILE];
     __shared__ uint8_t ok_s[FL_TILE], allfill_s[FL_TILE], hdr_s[FL_TILE], hpos_s[FL_TILE];
     __shared__ uint32_t pos_s[FL_TILE];
+    __shared__ uint64_t org_s[3][FL_TILE];       /* block origins: z, y, x */
     __shared__ uint64_t tile_s, hoff_s, off_s;
     __shared__ unsigned pred_s, mask_s;
 
@@ -105,6 +121,11 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
     T val[FL_BLOCKS_PER_WARP][2];
     unsigned vbits = 0;   /* bit 2k + h: element h of block k lies inside the chunk */
     const warp_origins org = warp_block_origins(g, b0 + warp * FL_BLOCKS_PER_WARP, lane);
+    if (lane < FL_BLOCKS_PER_WARP) {   /* for passes B and C, which would pay the divisions again */
+        org_s[0][warp * FL_BLOCKS_PER_WARP + lane] = org.z;
+        org_s[1][warp * FL_BLOCKS_PER_WARP + lane] = org.y;
+        org_s[2][warp * FL_BLOCKS_PER_WARP + lane] = org.x;
+    }
     for (unsigned k = 0; k < FL_BLOCKS_PER_WARP; k++) {
         const unsigned blk = warp * FL_BLOCKS_PER_WARP + k;
         if (blk >= nb)
@@ -131,7 +152,7 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
             isfill[h] = valid[h] && qz_is_fill(&Q, dv_bits(val[k][h]));
             if (valid[h] && !isfill[h] && !qz_quantize(&Q, (double)val[k][h], &q))
                 ok = false;
-            q_s[blk][e] = q;
+            q_s[blk][e] = (int32_t)q;
         }
         ok = __all_sync(FULL, ok);
         const uint64_t fill = (uint64_t)__ballot_sync(FULL, isfill[0]) |
@@ -153,27 +174,23 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
         if (fill) {   /* each predictor gives the fill elements other codes */
             for (unsigned p = 0; p < S::NP; p++) {
                 fill_codes<DIM>(p, q_s[blk], fill, own_s[warp], lane);
-                block_stat(residual<DIM>(p, own_s[warp], lane, valid[0]),
-                           residual<DIM>(p, own_s[warp], lane + 32, valid[1]), lane,
+                block_stat(magnitude(residual<DIM>(p, own_s[warp], lane, valid[0])),
+                           magnitude(residual<DIM>(p, own_s[warp], lane + 32, valid[1])), lane,
                            &mag_s[p][blk], &nnz_s[p][blk]);
                 __syncwarp();   /* own_s is rewritten for the next predictor */
             }
             continue;
         }
-        /* the neighbours read once for all the predictors */
-        uint64_t pr[2][FL_NPRED];
-        for (unsigned h = 0; h < 2; h++) {
-            const unsigned e = lane + 32 * h;
-            fl_nbrs n;
-            fl_neighbours(S::BY, S::BX, q_s[blk], e / (S::BX * S::BY), (e / S::BX) % S::BY,
-                          e % S::BX, &n);
-            fl_predict_all(&n, e / (S::BX * S::BY), (e / S::BX) % S::BY, e % S::BX, pr[h]);
-        }
+        /* the neighbours read once for all the predictors, in 32-bit arithmetic */
+        const nbrs_narrow n0 = neighbours_narrow<DIM>(q_s[blk], lane),
+                          n1 = neighbours_narrow<DIM>(q_s[blk], lane + 32);
+        const uint32_t c0 = (uint32_t)q_s[blk][lane], c1 = (uint32_t)q_s[blk][lane + 32];
 #pragma unroll
         for (unsigned p = 0; p < S::NP; p++) {
-            const int64_t r0 = valid[0] ? (int64_t)((uint64_t)q_s[blk][lane] - pr[0][p]) : 0;
-            const int64_t r1 = valid[1] ? (int64_t)((uint64_t)q_s[blk][lane + 32] - pr[1][p]) : 0;
-            block_stat(r0, r1, lane, &mag_s[p][blk], &nnz_s[p][blk]);
+            const uint32_t r0 = c0 - (uint32_t)predict_narrow<DIM>(p, n0, lane);
+            const uint32_t r1 = c1 - (uint32_t)predict_narrow<DIM>(p, n1, lane + 32);
+            block_stat(valid[0] ? magnitude_narrow(r0) : 0u, valid[1] ? magnitude_narrow(r1) : 0u,
+                       lane, &mag_s[p][blk], &nnz_s[p][blk]);
         }
     }
     __syncthreads();
@@ -188,11 +205,8 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
         const int64_t q0 = coded ? q_s[lane][0] : 0;
         const int64_t prev = before ? q_s[31 - __clz(before)][0] : 0;
         uint64_t nvalid = 0;
-        if (inb) {
-            uint64_t z0, y0, x0;
-            fl_block_origin(&g, b0 + lane, &z0, &y0, &x0);
-            nvalid = fl_block_nvalid(&g, z0, y0, x0);
-        }
+        if (inb)
+            nvalid = fl_block_nvalid(&g, org_s[0][lane], org_s[1][lane], org_s[2][lane]);
         unsigned best = FL_NPRED, hdr = 0, best_cost = 0, best_n = 0;
         for (unsigned p = 0; p < S::NP; p++) {
             /* FL_MAG_MAX: chain (1-D: Lorenzo) is always usable */
@@ -257,9 +271,7 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
     __syncthreads();
     const unsigned best = pred_s & ~FL_TILE_CORNER_DELTA, delta = pred_s >> 7;
 
-    /* Pass C: header bytes and block payloads at their final offsets. The origins are worked
-     * out again: kept through pass B they would cost registers the launch bounds do not have. */
-    const warp_origins orgc = warp_block_origins(g, b0 + warp * FL_BLOCKS_PER_WARP, lane);
+    /* Pass C: header bytes and block payloads at their final offsets. */
     const uint64_t tables = fl_tables_size(&g, Q.has_fill);
     for (unsigned k = 0; k < FL_BLOCKS_PER_WARP; k++) {
         const unsigned blk = warp * FL_BLOCKS_PER_WARP + k;
@@ -270,8 +282,8 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
             continue;
         if (lane == 0)
             J.tab[tables + hoff_s + hpos_s[blk]] = (uint8_t)hdr;
-        uint64_t z0, y0, x0, idx[2];
-        block_origin(orgc, k, &z0, &y0, &x0);
+        const uint64_t z0 = org_s[0][blk], y0 = org_s[1][blk], x0 = org_s[2][blk];
+        uint64_t idx[2];
         bool valid[2];
         valid[0] = elem_index<DIM>(g, z0, y0, x0, lane, &idx[0]);
         valid[1] = elem_index<DIM>(g, z0, y0, x0, lane + 32, &idx[1]);
@@ -291,17 +303,19 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
                           dv_bits(in[idx[1]]), esize);
             continue;
         }
-        const int64_t *qs = q_s[blk];
+        int64_t r0, r1;
         if (fill) {
             __syncwarp();   /* own_s may still be read for the warp's previous block */
             if (lane == 0)
                 dv_put_bytes(dst, fill, 8);
             fill_codes<DIM>(best, q_s[blk], fill, own_s[warp], lane);
-            qs = own_s[warp];
+            r0 = residual<DIM>(best, own_s[warp], lane, valid[0]);
+            r1 = residual<DIM>(best, own_s[warp], lane + 32, valid[1]);
             dst += 8;
+        } else {
+            r0 = residual_narrow<DIM>(best, q_s[blk], lane, valid[0]);
+            r1 = residual_narrow<DIM>(best, q_s[blk], lane + 32, valid[1]);
         }
-        const int64_t r0 = residual<DIM>(best, qs, lane, valid[0]);
-        const int64_t r1 = residual<DIM>(best, qs, lane + 32, valid[1]);
         const unsigned code = hdr & 63u, wb = fl_wbytes(hdr >> 6);
         const int64_t corner = delta ? (int64_t)((uint64_t)q_s[blk][0] - (uint64_t)prev_s[blk])
                                      : __shfl_sync(FULL, r0, 0);
