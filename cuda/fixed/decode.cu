@@ -309,13 +309,13 @@ __global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
                 __syncwarp();
             } else if (code > 0) {
                 const uint32_t *w = (const uint32_t *)(stage + pad + wb);   /* 8-aligned */
-                int64_t m0 = 0, m1 = 0;
+                uint32_t m0 = 0, m1 = 0;   /* code <= 32 planes */
                 for (unsigned j = 0; j < code; j++) {
-                    m0 |= (int64_t)((w[2 + 2 * j] >> lane) & 1u) << j;
-                    m1 |= (int64_t)((w[3 + 2 * j] >> lane) & 1u) << j;
+                    m0 |= ((w[2 + 2 * j] >> lane) & 1u) << j;
+                    m1 |= ((w[3 + 2 * j] >> lane) & 1u) << j;
                 }
-                r[0] = (w[0] >> lane & 1u) ? -m0 : m0;
-                r[1] = (w[1] >> lane & 1u) ? -m1 : m1;
+                r[0] = (w[0] >> lane & 1u) ? -(int64_t)m0 : (int64_t)m0;
+                r[1] = (w[1] >> lane & 1u) ? -(int64_t)m1 : (int64_t)m1;
             }
             if (lane == 0)
                 r[0] = hz_unzigzag(zc);
