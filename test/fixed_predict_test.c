@@ -1,9 +1,11 @@
 /* The fixed-length codec's predictions (fixed_common.h): fl_predict_all, which the encoders use
  * to try every predictor with the neighbours read once, against fl_predict_at, the format's
  * definition, for every element of every block shape, on codes from small to wrapping (the
- * encoder's fill codes and a damaged chunk's decoded codes may reach any int64); and
- * fl_floor_div against floor division in 128-bit arithmetic. */
-#include "fixed_common.h"
+ * encoder's fill codes and a damaged chunk's decoded codes may reach any int64); the CPU
+ * encoder's 32-bit predictions (fixed_narrow.h) against it on codes a quantiser gives (within
+ * 2^28, its limits included), with the residuals' magnitudes; and fl_floor_div against floor
+ * division in 128-bit arithmetic. */
+#include "fixed_narrow.h"
 #include "util.h"
 
 #include <stdint.h>
@@ -60,6 +62,42 @@ int main(void)
         }
         tu_expect(misses == 0, "%uD blocks: fl_predict_all differs from fl_predict_at %u times",
                   dim, misses);
+    }
+    for (unsigned dim = 1; dim <= 3; dim++) {
+        const unsigned by = shapes[dim - 1][1], bx = shapes[dim - 1][2];
+        const fl_geom g = {.dim = dim};
+        const int64_t lim = 1ll << 28;
+        unsigned misses = 0, checks = 0;
+        for (unsigned t = 0; t < 20000; t++) {
+            int64_t q[FL_BLOCK];
+            int32_t c32[FL_NARROW_PAD + FL_BLOCK] = {0};
+            for (unsigned e = 0; e < FL_BLOCK; e++) {
+                const uint64_t r = next_random();
+                /* the limits, codes near them, small codes, any code within them */
+                switch (t % 4) {
+                case 0: q[e] = r % 2 ? lim : -lim; break;
+                case 1: q[e] = (r % 2 ? lim : -lim) + (int64_t)((r >> 1) % 5) * (r % 2 ? -1 : 1); break;
+                case 2: q[e] = (int64_t)((r >> 2) % 9) - 4; break;
+                default: q[e] = (int64_t)((r >> 2) % (2 * (uint64_t)lim + 1)) - lim; break;
+                }
+                c32[FL_NARROW_PAD + e] = (int32_t)q[e];
+            }
+            for (unsigned e = 1; e < FL_BLOCK; e++) {
+                uint32_t pr[FL_NPRED];
+                predict_narrow(bx, by, c32 + FL_NARROW_PAD, e, pr);
+                for (unsigned p = 0; p < fl_npred(&g); p++) {
+                    const int64_t want = fl_predict_at(p, by, bx, q, e / (bx * by), e / bx % by,
+                                                       e % bx);
+                    const int64_t r = q[e] - want;
+                    misses += (int32_t)pr[p] != want;
+                    misses += magnitude_narrow((uint32_t)q[e] - pr[p]) !=
+                              (uint64_t)(r < 0 ? -r : r);
+                    checks += 2;
+                }
+            }
+        }
+        tu_expect(misses == 0, "%uD blocks: predict_narrow differs %u times in %u checks", dim,
+                  misses, checks);
     }
     static const int64_t edges[] = {INT64_MIN, INT64_MIN + 1, INT64_MIN + 2, -7, -6, -5, -4, -3,
                                     -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, INT64_MAX - 1, INT64_MAX};

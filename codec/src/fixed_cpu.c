@@ -2,6 +2,7 @@
  * both directions run as: per tile in parallel, prefix sum, per tile in parallel. */
 #include "elements.h"
 #include "fixed.h"
+#include "fixed_narrow.h"
 
 #include "parallel.h"
 #include "quant_rows.h"
@@ -177,26 +178,91 @@ static void residuals(const fl_geom *g, unsigned pred, const fl_blk *k, int64_t 
     }
 }
 
-/* The statistics residuals() gives, for every predictor at once, of a block without fill
- * elements: the neighbours are read once (fl_predict_all). Encoding's hot loop. */
+/* The largest residual magnitude and the count of non-zero residuals under every predictor,
+ * over elements 1..63 inside the chunk. */
+HZ_INLINE void stats_narrow_of(unsigned bx, unsigned by, const int32_t *c32,
+                               const unsigned char *valid, uint32_t mag[FL_NPRED],
+                               uint32_t nnz[FL_NPRED])
+{
+    uint32_t m0 = 0, m1 = 0, m2 = 0, m3 = 0, n0 = 0, n1 = 0, n2 = 0, n3 = 0;
+    for (unsigned e = 1; e < FL_BLOCK; e++) {
+        uint32_t pr[FL_NPRED];
+        predict_narrow(bx, by, c32, e, pr);
+        const uint32_t v = valid[e] ? ~0u : 0u, q = (uint32_t)c32[e];
+        const uint32_t g0 = magnitude_narrow(q - pr[0]) & v, g1 = magnitude_narrow(q - pr[1]) & v;
+        const uint32_t g2 = magnitude_narrow(q - pr[2]) & v, g3 = magnitude_narrow(q - pr[3]) & v;
+        m0 = g0 > m0 ? g0 : m0;
+        m1 = g1 > m1 ? g1 : m1;
+        m2 = g2 > m2 ? g2 : m2;
+        m3 = g3 > m3 ? g3 : m3;
+        n0 += g0 != 0;
+        n1 += g1 != 0;
+        n2 += g2 != 0;
+        n3 += g3 != 0;
+    }
+    mag[0] = m0, mag[1] = m1, mag[2] = m2, mag[3] = m3;
+    nnz[0] = n0, nnz[1] = n1, nnz[2] = n2, nnz[3] = n3;
+}
+
+/* The residuals under predictor pred, 0 outside the chunk; r[0] is the corner's code. */
+HZ_INLINE void residuals_narrow_of(unsigned bx, unsigned by, unsigned pred, const int32_t *c32,
+                                   const unsigned char *valid, int64_t r[FL_BLOCK])
+{
+    r[0] = valid[0] ? c32[0] : 0;
+    for (unsigned e = 1; e < FL_BLOCK; e++) {
+        uint32_t pr[FL_NPRED];
+        predict_narrow(bx, by, c32, e, pr);
+        const uint32_t p = pred == FL_PRED_LORENZO ? pr[0]
+                           : pred == FL_PRED_CHAIN ? pr[1]
+                           : pred == FL_PRED_MEAN  ? pr[2]
+                                                   : pr[3];
+        r[e] = valid[e] ? (int64_t)c32[e] - (int32_t)p : 0;
+    }
+}
+
+/* The block's codes as int32 (|q| <= 2^28) after FL_NARROW_PAD zeros. */
+static void narrow_copy(const fl_blk *k, int32_t c32[FL_NARROW_PAD + FL_BLOCK])
+{
+    memset(c32, 0, FL_NARROW_PAD * sizeof *c32);
+    for (unsigned e = 0; e < FL_BLOCK; e++)
+        c32[FL_NARROW_PAD + e] = (int32_t)k->q[e];
+}
+
+/* Encoding's hot loops, compiled for each instruction set HZ_CPU_CLONES names with the block
+ * shape of each dimensionality a constant: the statistics of every predictor, and the
+ * residuals under the tile's, of a block without fill elements. */
+HZ_CPU_CLONES static void stats_narrow(unsigned dim, const int32_t *c32,
+                                       const unsigned char *valid, uint32_t mag[FL_NPRED],
+                                       uint32_t nnz[FL_NPRED])
+{
+    if (dim == 3)
+        stats_narrow_of(4, 4, c32, valid, mag, nnz);
+    else if (dim == 2)
+        stats_narrow_of(8, 8, c32, valid, mag, nnz);
+    else
+        stats_narrow_of(64, 1, c32, valid, mag, nnz);
+}
+
+HZ_CPU_CLONES static void residuals_narrow(unsigned dim, unsigned pred, const int32_t *c32,
+                                           const unsigned char *valid, int64_t r[FL_BLOCK])
+{
+    if (dim == 3)
+        residuals_narrow_of(4, 4, pred, c32, valid, r);
+    else if (dim == 2)
+        residuals_narrow_of(8, 8, pred, c32, valid, r);
+    else
+        residuals_narrow_of(64, 1, pred, c32, valid, r);
+}
+
+/* The statistics residuals() gives, for every predictor, of a block without fill elements. */
 static void stats_all(const fl_geom *g, unsigned np, const fl_blk *k, fl_block_stat s[FL_NPRED])
 {
-    const int64_t *q = k->q;
+    int32_t c32[FL_NARROW_PAD + FL_BLOCK];
+    uint32_t mag[FL_NPRED], nnz[FL_NPRED];
+    narrow_copy(k, c32);
+    stats_narrow(g->dim, c32 + FL_NARROW_PAD, k->valid, mag, nnz);
     for (unsigned p = 0; p < np; p++)
-        s[p] = (fl_block_stat){0, 0, q[0]};
-    unsigned e = 0;
-    for (unsigned z = 0; z < g->bz; z++)
-        for (unsigned y = 0; y < g->by; y++)
-            for (unsigned x = 0; x < g->bx; x++, e++) {
-                if (e == 0 || !k->valid[e])
-                    continue;
-                fl_nbrs n;
-                uint64_t pred[FL_NPRED];
-                fl_neighbours(g->by, g->bx, q, z, y, x, &n);
-                fl_predict_all(&n, z, y, x, pred);
-                for (unsigned p = 0; p < np; p++)
-                    stat_add(&s[p], (uint64_t)q[e], pred[p]);
-            }
+        s[p] = (fl_block_stat){mag[p], nnz[p], k->q[0]};
 }
 
 static uint8_t *write_block(uint8_t *p, unsigned hdr, const int64_t r[FL_BLOCK])
@@ -252,8 +318,12 @@ static uint8_t *code_block(const fl_geom *g, const fl_blk *k, unsigned hdr, unsi
     if (k->fill) {
         hz_put_u64(p, k->fill);
         p += 8;
+        residuals(g, pred, k, r, &s);
+    } else {
+        int32_t c32[FL_NARROW_PAD + FL_BLOCK];
+        narrow_copy(k, c32);
+        residuals_narrow(g->dim, pred, c32 + FL_NARROW_PAD, k->valid, r);
     }
-    residuals(g, pred, k, r, &s);
     if (delta)
         r[0] = (int64_t)((uint64_t)k->q[0] - (uint64_t)*prev);
     *prev = k->q[0];
