@@ -102,42 +102,6 @@ HZ_HD int64_t fl_predict(unsigned pred, unsigned by, unsigned bx, const int64_t 
     return fl_predict_at(pred, by, bx, q, e / (bx * by), (e / bx) % by, e % bx);
 }
 
-/* An element's neighbours inside its block, 0 outside: x-1, y-1, z-1 and the diagonal ones. */
-typedef struct fl_nbrs {
-    uint64_t a, b, c, ab, ac, bc, abc;
-} fl_nbrs;
-
-HZ_HD void fl_neighbours(unsigned by, unsigned bx, const int64_t *q, unsigned z, unsigned y,
-                         unsigned x, fl_nbrs *n)
-{
-    const unsigned e = (z * by + y) * bx + x, sy = bx, sz = bx * by;
-    n->a = x ? (uint64_t)q[e - 1] : 0u;
-    n->b = y ? (uint64_t)q[e - sy] : 0u;
-    n->c = z ? (uint64_t)q[e - sz] : 0u;
-    n->ab = x && y ? (uint64_t)q[e - sy - 1] : 0u;
-    n->ac = x && z ? (uint64_t)q[e - sz - 1] : 0u;
-    n->bc = y && z ? (uint64_t)q[e - sz - sy] : 0u;
-    n->abc = x && y && z ? (uint64_t)q[e - sz - sy - 1] : 0u;
-}
-
-/* Every predictor's prediction from the neighbours read once: fl_predict_at's arithmetic, for
- * encoders that try them all (the golden chunks hold the two to the same bytes). */
-HZ_HD void fl_predict_all(const fl_nbrs *n, unsigned z, unsigned y, unsigned x,
-                          uint64_t p[FL_NPRED])
-{
-    const uint64_t chain = x ? n->a : (y ? n->b : n->c);
-    const unsigned k = (x > 0) + (y > 0) + (z > 0);
-    uint64_t m = n->a + n->b + n->c;
-    if (k > 1) {
-        const int64_t t = (int64_t)(m + k / 2);
-        m = (uint64_t)(k == 2 ? fl_floor_div(t, 2) : fl_floor_div(t, 3));
-    }
-    p[FL_PRED_LORENZO] = n->a + n->b + n->c - n->ab - n->ac - n->bc + n->abc;
-    p[FL_PRED_CHAIN] = chain;
-    p[FL_PRED_MEAN] = m;
-    p[FL_PRED_PLANAR] = x == 0 && y == 0 ? chain : n->a + n->b - n->ab;
-}
-
 /* Outlier width code of the corner residual: 0, 1, 2 or 4 bytes of its zigzag code. */
 HZ_HD unsigned fl_wcode(int64_t r0)
 {

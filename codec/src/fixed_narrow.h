@@ -1,6 +1,6 @@
 /* The fixed-length predictions in 32-bit arithmetic, for the CPU encoder's vectorised loops over
  * a block without fill elements (fixed_cpu.c). Each prediction is the int32 value of
- * fl_predict_all's: codes lie within 2^28 and predictions within 7 x 2^28 (FL_MAG_MAX). */
+ * fl_predict_at's: codes lie within 2^28 and predictions within 7 x 2^28 (FL_MAG_MAX). */
 #ifndef H5ZGPU_FIXED_NARROW_H
 #define H5ZGPU_FIXED_NARROW_H
 

@@ -1,5 +1,5 @@
-/* The fixed-length predictors (fixed_common.h's fl_predict_at and fl_predict_all) in 32-bit
- * arithmetic, for the encoder's blocks without fill elements.
+/* The fixed-length predictors (fixed_common.h's fl_predict_at) in 32-bit arithmetic, for the
+ * encoder's blocks without fill elements, each element's neighbours read once for all of them.
  *
  * Why it is exact: every code a quantiser gives has |q| <= 2^28 (QZ_QMAX), so every prediction
  * from such codes lies within 7 x 2^28 < 2^31 (Lorenzo adds seven neighbours; the mean of
@@ -19,7 +19,8 @@ __device__ __forceinline__ int32_t floor_div_narrow(int32_t s, unsigned d)
     return d == 2 ? s >> 1 : (s >= 0 ? s / 3 : -((-(s + 1)) / 3) - 1);
 }
 
-/* Element e's neighbours inside its block (q: the block's codes), 0 outside: fl_neighbours. */
+/* Element e's neighbours inside its block (q: the block's codes), 0 outside: x-1, y-1, z-1 and
+ * the diagonal ones. */
 struct nbrs_narrow {
     uint32_t a, b, c, ab, ac, bc, abc;
 };
