@@ -519,15 +519,15 @@ static h5zgpu_status read_block(const uint8_t *p, unsigned hdr, int64_t r[FL_BLO
         }
     } else if (code > 0) {
         uint64_t sign = hz_get_u64(p);
+        uint32_t m[FL_BLOCK] = {0};   /* code <= 32 planes */
         p += 8;
         for (unsigned j = 0; j < code; j++, p += 8) {
             uint64_t pl = hz_get_u64(p);
             for (unsigned e = 1; e < FL_BLOCK; e++)
-                r[e] |= (int64_t)(((pl >> e) & 1u) << j);
+                m[e] |= (uint32_t)((pl >> e) & 1u) << j;
         }
         for (unsigned e = 1; e < FL_BLOCK; e++)
-            if (sign >> e & 1u)
-                r[e] = -r[e];
+            r[e] = (sign >> e & 1u) ? -(int64_t)m[e] : (int64_t)m[e];
     }
     return H5ZGPU_OK;
 }
