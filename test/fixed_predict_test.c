@@ -1,9 +1,12 @@
 /* The fixed-length codec's predictions: the CPU encoder's 32-bit predictions (fixed_narrow.h),
  * which try every predictor with the neighbours read once, against fl_predict_at, the format's
  * definition (fixed_common.h), for every element of every block shape, on codes a quantiser
- * gives (within 2^28, its limits included), with the residuals' magnitudes; and fl_floor_div
+ * gives (within 2^28, its limits included), with the residuals' magnitudes; the CPU decoder's
+ * reconstruction by sums (fixed_sums.h) against element-by-element reconstruction with
+ * fl_predict_at, on residuals of any int64 value (a damaged payload's); and fl_floor_div
  * against floor division in 128-bit arithmetic. */
 #include "fixed_narrow.h"
+#include "fixed_sums.h"
 #include "util.h"
 
 #include <stdint.h>
@@ -60,6 +63,36 @@ int main(void)
         }
         tu_expect(misses == 0, "%uD blocks: predict_narrow differs %u times in %u checks", dim,
                   misses, checks);
+    }
+    for (unsigned dim = 1; dim <= 3; dim++) {
+        const unsigned bz = shapes[dim - 1][0], by = shapes[dim - 1][1], bx = shapes[dim - 1][2];
+        const fl_geom g = {.dim = dim};
+        unsigned misses = 0;
+        for (unsigned t = 0; t < 20000; t++) {
+            for (unsigned pred = 0; pred < fl_npred(&g); pred++) {
+                if (pred == FL_PRED_MEAN)
+                    continue;
+                int64_t r[FL_BLOCK], want[FL_BLOCK];
+                uint64_t got[FL_BLOCK];
+                for (unsigned e = 0; e < FL_BLOCK; e++) {
+                    const uint64_t u = next_random();
+                    /* small, within the planes, any */
+                    r[e] = t % 3 == 0 ? (int64_t)(u % 9) - 4
+                           : t % 3 == 1 ? (int64_t)(u % (1ull << 33)) - (1ll << 32)
+                                        : (int64_t)u;
+                    got[e] = (uint64_t)r[e];
+                }
+                for (unsigned z = 0, e = 0; z < bz; z++)
+                    for (unsigned y = 0; y < by; y++)
+                        for (unsigned x = 0; x < bx; x++, e++)
+                            want[e] = (int64_t)((uint64_t)r[e] + (uint64_t)fl_predict_at(
+                                                                     pred, by, bx, want, z, y, x));
+                fl_reconstruct_sums(pred, bz, by, bx, got);
+                for (unsigned e = 0; e < FL_BLOCK; e++)
+                    misses += got[e] != (uint64_t)want[e];
+            }
+        }
+        tu_expect(misses == 0, "%uD blocks: reconstruction by sums differs %u times", dim, misses);
     }
     static const int64_t edges[] = {INT64_MIN, INT64_MIN + 1, INT64_MIN + 2, -7, -6, -5, -4, -3,
                                     -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, INT64_MAX - 1, INT64_MAX};

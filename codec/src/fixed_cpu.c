@@ -3,6 +3,7 @@
 #include "elements.h"
 #include "fixed.h"
 #include "fixed_narrow.h"
+#include "fixed_sums.h"
 
 #include "parallel.h"
 #include "quant_rows.h"
@@ -532,33 +533,38 @@ static h5zgpu_status read_block(const uint8_t *p, unsigned hdr, int64_t r[FL_BLO
     return H5ZGPU_OK;
 }
 
-/* A block's codes from its residuals r under predictor pred; inlined with pred a constant
- * (reconstruct), so that the prediction's branches go. */
-HZ_INLINE void reconstruct_of(const fl_geom *g, unsigned pred, const int64_t *r, int64_t *q)
+/* The mean's codes from the residuals r, element by element: it rounds, so its codes are not
+ * sums of the residuals. */
+static void reconstruct_mean(const fl_geom *g, const int64_t *r, int64_t *q)
 {
     for (unsigned z = 0, e = 0; z < g->bz; z++)
         for (unsigned y = 0; y < g->by; y++)
             for (unsigned x = 0; x < g->bx; x++, e++)
                 q[e] = (int64_t)((uint64_t)r[e] +
-                                 (uint64_t)fl_predict_at(pred, g->by, g->bx, q, z, y, x));
+                                 (uint64_t)fl_predict_at(FL_PRED_MEAN, g->by, g->bx, q, z, y, x));
 }
 
+/* fl_reconstruct_sums with the block shape of each dimensionality a constant, compiled for each
+ * instruction set HZ_CPU_CLONES names. */
+HZ_CPU_CLONES static void reconstruct_sums(unsigned dim, unsigned pred, uint64_t *q)
+{
+    if (dim == 3)
+        fl_reconstruct_sums(pred, 4, 4, 4, q);
+    else if (dim == 2)
+        fl_reconstruct_sums(pred, 1, 8, 8, q);
+    else
+        fl_reconstruct_sums(pred, 1, 1, 64, q);
+}
+
+/* A block's codes q from its residuals r under predictor pred. */
 static void reconstruct(const fl_geom *g, unsigned pred, const int64_t *r, int64_t *q)
 {
-    switch (pred) {
-    case FL_PRED_LORENZO:
-        reconstruct_of(g, FL_PRED_LORENZO, r, q);
-        break;
-    case FL_PRED_CHAIN:
-        reconstruct_of(g, FL_PRED_CHAIN, r, q);
-        break;
-    case FL_PRED_MEAN:
-        reconstruct_of(g, FL_PRED_MEAN, r, q);
-        break;
-    default:
-        reconstruct_of(g, FL_PRED_PLANAR, r, q);
-        break;
+    if (pred == FL_PRED_MEAN) {
+        reconstruct_mean(g, r, q);
+        return;
     }
+    memcpy(q, r, sizeof(int64_t) * FL_BLOCK);
+    reconstruct_sums(g->dim, pred, (uint64_t *)q);
 }
 
 /* The values of a decoded block (codes q, fill bit e for element e) into the chunk. */
