@@ -119,10 +119,10 @@ static void load_block(const fl_geom *g, const qz_quant *Q, const void *in, uint
         k->q[0] = k->q[first];
 }
 
-/* Without branches: residuals are as often zero as not. */
-static void stat_add(fl_block_stat *s, uint64_t q, uint64_t pred)
+/* Residual r into a block's statistics, without branches: residuals are as often zero as not. */
+static void stat_add(fl_block_stat *s, uint64_t r)
 {
-    const uint64_t r = q - pred, neg = 0u - (r >> 63), m = (r ^ neg) - neg;   /* |r| */
+    const uint64_t neg = 0u - (r >> 63), m = (r ^ neg) - neg;   /* |r| */
     s->maxmag = m > s->maxmag ? m : s->maxmag;
     s->nnz += r != 0;
 }
@@ -155,7 +155,7 @@ HZ_INLINE void residuals_of(const fl_geom *g, unsigned pred, const fl_blk *k,
                     r[e] = (int64_t)((uint64_t)q[e] - (uint64_t)p);
                 }
                 if (e > 0)
-                    stat_add(s, (uint64_t)r[e], 0);
+                    stat_add(s, (uint64_t)r[e]);
             }
     s->r0 = r[0];
 }
