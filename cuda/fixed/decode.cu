@@ -128,7 +128,7 @@ struct dec_args {
  * 8-byte boundary whatever the corner's width. */
 #define STAGE_BYTES (8u + HDR_CODED_MAX)
 
-template <typename T, int DIM, bool MANY>
+template <typename T, int DIM, bool MANY, typename I>
 __global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
     fl_dec_tile_kernel(const dec_args a)
 {
@@ -237,7 +237,8 @@ __global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
     T *out = (T *)J.out;
     int64_t *q = q_s[warp];
     uint8_t *stage = (uint8_t *)stage_s[warp];
-    const warp_origins org = warp_block_origins(g, b0 + warp * FL_BLOCKS_PER_WARP, lane);
+    const extent<I> ext(g);
+    const warp_origins<I> org = warp_block_origins<I>(g, b0 + warp * FL_BLOCKS_PER_WARP, lane);
     for (unsigned k = 0; k < FL_BLOCKS_PER_WARP; k++) {
         const unsigned blk = warp * FL_BLOCKS_PER_WARP + k;
         if (blk >= nb)
@@ -245,11 +246,12 @@ __global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
         const unsigned hdr = hdr_s[blk];
         const uint8_t *src = in + pay_s + pos_s[blk];
         const bool fb = fmask_s >> blk & 1u;
-        uint64_t z0, y0, x0, idx[2], fill = 0;
+        I z0, y0, x0, idx[2];
+        uint64_t fill = 0;
         block_origin(org, k, &z0, &y0, &x0);
         bool valid[2];
-        valid[0] = elem_index<DIM>(g, z0, y0, x0, lane, &idx[0]);
-        valid[1] = elem_index<DIM>(g, z0, y0, x0, lane + 32, &idx[1]);
+        valid[0] = elem_index<DIM>(ext, z0, y0, x0, lane, &idx[0]);
+        valid[1] = elem_index<DIM>(ext, z0, y0, x0, lane + 32, &idx[1]);
         if (hdr == FL_HDR_RAW) {
             const unsigned vb0 = __ballot_sync(FULL, valid[0]), vb1 = __ballot_sync(FULL, valid[1]);
             for (unsigned h = 0; h < 2; h++) {
@@ -343,13 +345,23 @@ __global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
     }
 }
 
+template <typename T, int DIM, typename I>
+static void decode_in(const dec_args &a, unsigned count, cudaStream_t s)
+{
+    if (count == 1)
+        fl_dec_tile_kernel<T, DIM, false, I><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
+    else
+        fl_dec_tile_kernel<T, DIM, true, I>
+            <<<(unsigned)(count * a.g.ntiles), FL_THREADS, 0, s>>>(a);
+}
+
 template <typename T, int DIM>
 static void decode_as(const dec_args &a, unsigned count, cudaStream_t s)
 {
-    if (count == 1)
-        fl_dec_tile_kernel<T, DIM, false><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
+    if (fl_pos32(a.g))
+        decode_in<T, DIM, uint32_t>(a, count, s);
     else
-        fl_dec_tile_kernel<T, DIM, true><<<(unsigned)(count * a.g.ntiles), FL_THREADS, 0, s>>>(a);
+        decode_in<T, DIM, uint64_t>(a, count, s);
 }
 
 cudaError_t fl_launch_decode(const fl_geom *g, int is_f32, const fl_dec_job *jobs,

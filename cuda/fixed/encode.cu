@@ -84,7 +84,7 @@ struct enc_args {
     fl_enc_job one;
 };
 
-template <typename T, int DIM, bool MANY>
+template <typename T, int DIM, bool MANY, typename I>
 __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
     fl_enc_tile_kernel(const enc_args a)
 {
@@ -98,12 +98,13 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
     __shared__ uint8_t nnz_s[S::NP][FL_TILE];
     __shared__ uint8_t ok_s[FL_TILE], allfill_s[FL_TILE], hdr_s[FL_TILE], hpos_s[FL_TILE];
     __shared__ uint32_t pos_s[FL_TILE];
-    __shared__ uint64_t org_s[3][FL_TILE];       /* block origins: z, y, x */
+    __shared__ I org_s[3][FL_TILE];              /* block origins: z, y, x */
     __shared__ uint64_t tile_s, hoff_s, off_s;
     __shared__ unsigned pred_s, mask_s;
 
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const fl_geom &g = a.g;
+    const extent<I> ext(g);
     if (threadIdx.x == 0)
         tile_s = atomicAdd(&a.sc[0].ticket, 1ull);
     __syncthreads();
@@ -120,7 +121,7 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
      * loads are issued together, before any of them is used. */
     T val[FL_BLOCKS_PER_WARP][2];
     unsigned vbits = 0;   /* bit 2k + h: element h of block k lies inside the chunk */
-    const warp_origins org = warp_block_origins(g, b0 + warp * FL_BLOCKS_PER_WARP, lane);
+    const warp_origins<I> org = warp_block_origins<I>(g, b0 + warp * FL_BLOCKS_PER_WARP, lane);
     if (lane < FL_BLOCKS_PER_WARP) {   /* for passes B and C, which would pay the divisions again */
         org_s[0][warp * FL_BLOCKS_PER_WARP + lane] = org.z;
         org_s[1][warp * FL_BLOCKS_PER_WARP + lane] = org.y;
@@ -130,11 +131,11 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
         const unsigned blk = warp * FL_BLOCKS_PER_WARP + k;
         if (blk >= nb)
             break;
-        uint64_t z0, y0, x0, idx;
+        I z0, y0, x0, idx;
         block_origin(org, k, &z0, &y0, &x0);
         for (unsigned h = 0; h < 2; h++) {
             val[k][h] = 0;
-            if (elem_index<DIM>(g, z0, y0, x0, lane + 32 * h, &idx)) {
+            if (elem_index<DIM>(ext, z0, y0, x0, lane + 32 * h, &idx)) {
                 vbits |= 1u << (2 * k + h);
                 val[k][h] = in[idx];
             }
@@ -282,11 +283,11 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
             continue;
         if (lane == 0)
             J.tab[tables + hoff_s + hpos_s[blk]] = (uint8_t)hdr;
-        const uint64_t z0 = org_s[0][blk], y0 = org_s[1][blk], x0 = org_s[2][blk];
-        uint64_t idx[2];
+        const I z0 = org_s[0][blk], y0 = org_s[1][blk], x0 = org_s[2][blk];
+        I idx[2];
         bool valid[2];
-        valid[0] = elem_index<DIM>(g, z0, y0, x0, lane, &idx[0]);
-        valid[1] = elem_index<DIM>(g, z0, y0, x0, lane + 32, &idx[1]);
+        valid[0] = elem_index<DIM>(ext, z0, y0, x0, lane, &idx[0]);
+        valid[1] = elem_index<DIM>(ext, z0, y0, x0, lane + 32, &idx[1]);
         const uint64_t o = off_s + pos_s[blk];
         const unsigned vb0 = __ballot_sync(FULL, valid[0]), vb1 = __ballot_sync(FULL, valid[1]);
         const uint64_t fill = hdr == FL_HDR_RAW ? 0 : fill_s[blk];
@@ -405,13 +406,23 @@ cudaError_t fl_launch_assemble(const fl_enc_job *jobs, const fl_enc_job *one, un
     return cudaGetLastError();
 }
 
+template <typename T, int DIM, typename I>
+static void encode_in(const enc_args &a, unsigned count, cudaStream_t s)
+{
+    if (count == 1)
+        fl_enc_tile_kernel<T, DIM, false, I><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
+    else
+        fl_enc_tile_kernel<T, DIM, true, I>
+            <<<(unsigned)(count * a.g.ntiles), FL_THREADS, 0, s>>>(a);
+}
+
 template <typename T, int DIM>
 static void encode_as(const enc_args &a, unsigned count, cudaStream_t s)
 {
-    if (count == 1)
-        fl_enc_tile_kernel<T, DIM, false><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
+    if (fl_pos32(a.g))
+        encode_in<T, DIM, uint32_t>(a, count, s);
     else
-        fl_enc_tile_kernel<T, DIM, true><<<(unsigned)(count * a.g.ntiles), FL_THREADS, 0, s>>>(a);
+        encode_in<T, DIM, uint64_t>(a, count, s);
 }
 
 cudaError_t fl_launch_encode(const fl_geom *g, int is_f32, const fl_enc_job *jobs,

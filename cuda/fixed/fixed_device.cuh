@@ -25,35 +25,60 @@ template <> struct blk_shape<3> { enum { BX = 4, BY = 4, BZ = 4, NP = 4 }; };
 template <> struct blk_shape<2> { enum { BX = 8, BY = 8, BZ = 1, NP = 3 }; };
 template <> struct blk_shape<1> { enum { BX = 64, BY = 1, BZ = 1, NP = 1 }; };
 
-/* Element e of the block at (z0, y0, x0): whether it lies inside the chunk, and its index. */
-template <int DIM>
-__device__ __forceinline__ bool elem_index(const fl_geom &g, uint64_t z0, uint64_t y0,
-                                           uint64_t x0, unsigned e, uint64_t *idx)
+/* Element positions in the index type I of a kernel: 32 bits where the chunk has at most
+ * FL_POS32_MAX elements (a 64-bit multiply-add takes several instructions; a block's elements
+ * past the edge then still compare below 2^32), else 64. A build with -DFL_POS32_MAX=0 runs
+ * every chunk through the 64-bit kernels (scripts/device/suite.sh wide). */
+#ifndef FL_POS32_MAX
+#define FL_POS32_MAX ((uint64_t)INT32_MAX)
+#endif
+
+__host__ __device__ inline bool fl_pos32(const fl_geom &g)
 {
-    typedef blk_shape<DIM> S;
-    uint64_t x = x0 + e % S::BX, y = y0 + (e / S::BX) % S::BY, z = z0 + e / (S::BX * S::BY);
-    *idx = (z * g.ny + y) * g.nx + x;
-    return x < g.nx && y < g.ny && z < g.nz;
+    return g.nz * g.ny * g.nx <= FL_POS32_MAX;
 }
 
-/* The origins of a warp's blocks (first, first + 1, ...), lane k computing block k's: one
- * 64-bit division sequence a warp rather than one a block; block_origin hands block k's to the
- * whole warp. */
-struct warp_origins {
-    uint64_t z, y, x;
+/* The chunk's extent in I. */
+template <typename I> struct extent {
+    I nz, ny, nx;
+    __device__ explicit extent(const fl_geom &g) : nz((I)g.nz), ny((I)g.ny), nx((I)g.nx) {}
 };
 
-__device__ __forceinline__ warp_origins warp_block_origins(const fl_geom &g, uint64_t first,
-                                                           unsigned lane)
+/* Element e of the block at (z0, y0, x0): whether it lies inside the chunk, and its index. */
+template <int DIM, typename I>
+__device__ __forceinline__ bool elem_index(const extent<I> &n, I z0, I y0, I x0, unsigned e,
+                                           I *idx)
 {
-    warp_origins o = {0, 0, 0};
-    if (lane < FL_BLOCKS_PER_WARP && first + lane < g.nblocks)
-        fl_block_origin(&g, first + lane, &o.z, &o.y, &o.x);
+    typedef blk_shape<DIM> S;
+    const I x = x0 + e % S::BX, y = y0 + (e / S::BX) % S::BY, z = z0 + e / (S::BX * S::BY);
+    *idx = (z * n.ny + y) * n.nx + x;
+    return x < n.nx && y < n.ny && z < n.nz;
+}
+
+/* The origins of a warp's blocks (first, first + 1, ...), lane k computing block k's, as
+ * fl_block_origin does: one division sequence a warp rather than one a block; block_origin
+ * hands block k's to the whole warp. */
+template <typename I> struct warp_origins {
+    I z, y, x;
+};
+
+template <typename I>
+__device__ __forceinline__ warp_origins<I> warp_block_origins(const fl_geom &g, uint64_t first,
+                                                              unsigned lane)
+{
+    warp_origins<I> o = {0, 0, 0};
+    if (lane < FL_BLOCKS_PER_WARP && first + lane < g.nblocks) {
+        const I b = (I)(first + lane), gbx = (I)g.gbx, gby = (I)g.gby, t = b / gbx;
+        o.x = b % gbx * (I)g.bx;
+        o.y = t % gby * (I)g.by;
+        o.z = t / gby * (I)g.bz;
+    }
     return o;
 }
 
-__device__ __forceinline__ void block_origin(const warp_origins &o, unsigned k, uint64_t *z0,
-                                             uint64_t *y0, uint64_t *x0)
+template <typename I>
+__device__ __forceinline__ void block_origin(const warp_origins<I> &o, unsigned k, I *z0, I *y0,
+                                             I *x0)
 {
     *z0 = __shfl_sync(FULL, o.z, k);
     *y0 = __shfl_sync(FULL, o.y, k);

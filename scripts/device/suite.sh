@@ -33,6 +33,10 @@
 #   bash scripts/device/suite.sh nan       velocity_x with NaN over half of it (bench/mask_nan.py):
 #                                          CPU/GPU identity of codecs 1 and 2, then gpu_bench, and
 #                                          the baseline's too where .baseline/ was carried
+#   bash scripts/device/suite.sh wide      the fixed-length kernels' 64-bit positions (chunks of 2^31
+#                                          elements or more) on every chunk: a build with
+#                                          -DFL_POS32_MAX=0, then gpu_identity --small, golden,
+#                                          codec_corrupt and codec_roundtrip on the GPU
 #   bash scripts/device/suite.sh io        needs .debs-mpi/ too (fetch-mpi-debs.sh): the dataset
 #                                          library's and nyx_writer's tests on the GPU, the device
 #                                          batch API, test_bulk.py with CuPy; bulk_io.py; dataset_io
@@ -40,7 +44,7 @@
 #                                          library); nyx_writer on 1, 2, 4 ranks (one GPU each,
 #                                          as many as the machine has), and the AMReX layout
 set -uo pipefail
-part=${1:?tests, identity, bench, bench2, huffman, profile, compare, sweep, quality, ratio, nan, nyx or io}
+part=${1:?tests, identity, bench, bench2, huffman, profile, compare, sweep, quality, ratio, wide, nan, nyx or io}
 OUT=${OUT:-$PWD/out}
 N=${N:-512}
 B=$PWD/build-dev
@@ -59,6 +63,7 @@ step "build"
 build_targets=
 [ "$part" = quality ] && build_targets="--target h5zgpu quality_gpu quality_api"
 [ "$part" = ratio ] && build_targets="--target h5zgpu_filter ratio_test golden_test gpu_identity"
+[ "$part" = wide ] && build_targets="--target h5zgpu"
 # FFTW3 for the power spectrum of check and sweep, where fetch-hdf5-debs.sh brought it
 FFTW_FLAGS=
 if [ -f "$HDF5_ROOT/include/fftw3.h" ]; then
@@ -284,6 +289,22 @@ ratio)
   HDF5_PLUGIN_PATH=$B/plugin H5ZGPU_DEVICE=gpu timeout 330 python3 bench/ratio_targets.py \
     "$DATA" "$N" | tee "$OUT/ratio-targets.md"
   ;;
+wide)
+  W=$PWD/build-wide
+  step "build with every fixed-length chunk on 64-bit positions (-DFL_POS32_MAX=0)"
+  cmake -S . -B "$W" -DH5ZGPU_CUDA=ON -DCMAKE_CUDA_FLAGS=-DFL_POS32_MAX=0 \
+    -DHDF5_C_COMPILER_EXECUTABLE=/nonexistent -DHDF5_C_INCLUDE_DIR="$HDF5_ROOT/include/hdf5/serial" \
+    -DHDF5_hdf5_LIBRARY_RELEASE="$H5DEB_LIB/libhdf5.so" >"$OUT/wide-configure.log" 2>&1 &&
+    cmake --build "$W" -j "$(nproc)" --target gpu_identity golden_test codec_corrupt \
+      codec_roundtrip >"$OUT/wide-build.log" 2>&1 || { tail -n 30 "$OUT/wide-build.log"; exit 1; }
+  step "gpu_identity --small --codecs 1,0, 64-bit positions"
+  timeout 200 "$W/test/gpu/gpu_identity" --small --codecs 1,0 >"$OUT/wide-identity.log" 2>&1
+  echo "exit $?"; grep -E 'cases|checks' "$OUT/wide-identity.log"; grep -m 5 FAIL "$OUT/wide-identity.log"
+  step "golden, codec_corrupt, codec_roundtrip on the GPU, 64-bit positions"
+  for t in "golden_test test/golden" codec_corrupt codec_roundtrip; do
+    H5ZGPU_DEVICE=gpu timeout 100 $W/test/$t 2>&1 | tail -n 1
+  done
+  ;;
 nan)
   need_fields
   python3 bench/mask_nan.py "$DATA/nyx_velocity_x.f32" "$N" "$DATA/nyx_velocity_x_nan.f32"
@@ -355,7 +376,7 @@ nyx)
   ;;
 *)
   echo "suite.sh: part '$part' is not one of tests, identity, bench, bench2, huffman, profile," \
-    "compare, io, nyx" >&2
+    "compare, sweep, quality, ratio, wide, nan, io, nyx" >&2
   exit 2
   ;;
 esac
