@@ -4,7 +4,7 @@ chunk, eb x the chunk's finite value range); then the same fields written and re
 (same chunks), the baseline.
 
 usage: python examples/nyx_h5py.py DATA_DIR N [--codec huffman] [--mode rel] [--eb 1e-3]
-                                   [--chunk 64] [--path bulk|filter] [--out FILE.h5]
+                                   [--chunk 128] [--path bulk|filter] [--out FILE.h5]
                                    [--executor LABEL]
   DATA_DIR holds nyx_<field>.f32 from bench/gen_nyx_like.py DATA_DIR N.
   --path bulk: h5zgpu.write / h5zgpu.read (batched compression, direct chunk I/O);
@@ -62,7 +62,7 @@ def main():
     ap.add_argument("--codec", default="huffman")
     ap.add_argument("--mode", default="rel")
     ap.add_argument("--eb", type=float, default=1e-3)
-    ap.add_argument("--chunk", type=int, default=64)
+    ap.add_argument("--chunk", type=int, default=128)
     ap.add_argument("--path", choices=("bulk", "filter"), default="bulk")
     ap.add_argument("--out", default=None)
     ap.add_argument("--executor", default="?", help="label for the table (from h5zgpu --version)")

@@ -4,7 +4,7 @@
 # fastest path), read them back, and print per field the ratio, write/read throughput and the
 # largest error against the bound, and where it ran; then the same written uncompressed.
 #
-# usage: bash scripts/run_nyx.sh [N] [--codec huffman] [--mode rel] [--eb 1e-3] [--chunk 64]
+# usage: bash scripts/run_nyx.sh [N] [--codec huffman] [--mode rel] [--eb 1e-3] [--chunk 128]
 #                                [--path bulk|filter]
 #   N defaults to 512 where a GPU is usable, else 128. Build directory: build/, or $BUILD.
 #   H5ZGPU_DEVICE=auto|cpu|gpu|gpu:N picks the executor; PYTHON picks the interpreter (one with
