@@ -50,6 +50,16 @@ static float median(float *t, int n)
     return n % 2 ? t[n / 2] : 0.5f * (t[n / 2 - 1] + t[n / 2]);
 }
 
+/* Copies n bytes of host memory to the device and waits until they are there: cudaMemcpy from
+ * pageable memory may return before its DMA lands, and the calls timed here run on a
+ * non-blocking stream that does not wait for it (a 1 MiB chunk's first calls then code the
+ * zeros of a fresh allocation). */
+static cudaError_t upload(void *d, const void *h, size_t n)
+{
+    cudaError_t e = cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);
+    return e == cudaSuccess ? cudaDeviceSynchronize() : e;
+}
+
 /* Median milliseconds of one copy of n bytes. */
 static float time_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, int repeat,
                        cudaStream_t s)
@@ -232,7 +242,7 @@ static size_t field_device_batch(const float *field, const h5zgpu_params *whole,
                        field + ((z0 + z) * whole->dims[1] + y0 + y) * whole->dims[2] + x0,
                        p->dims[2] * 4);
         ok = h5zgpu_compress(p, sub, ref + b * cap, cap, &rlen[b], &gpu) == H5ZGPU_OK &&
-             cudaMemcpy(d_in + b * raw, sub, raw, cudaMemcpyHostToDevice) == cudaSuccess;
+             upload(d_in + b * raw, sub, raw) == cudaSuccess;
         din[b] = d_in + b * raw;
         dout[b] = d_out + b * cap;
         ddec[b] = d_dec + b * raw;
@@ -311,7 +321,7 @@ static int chunk_sweep(const float *field, const h5zgpu_params *whole, int repea
         CK(cudaMalloc(&d_in, raw));
         CK(cudaMalloc(&d_out, cap));
         CK(cudaMalloc(&d_back, raw));
-        CK(cudaMemcpy(d_in, sub, raw, cudaMemcpyHostToDevice));
+        CK(upload(d_in, sub, raw));
         result r = {0};
         int ok = bench_one(&p, sub, d_in, d_out, cap, d_back, repeat, s, &r);
         double *t = malloc(sizeof(double) * 2 * (size_t)repeat);
@@ -540,7 +550,7 @@ int main(int argc, char **argv)
             CK(cudaMalloc(&d_in, raw));
             CK(cudaMalloc(&d_out, cap));
             CK(cudaMalloc(&d_back, raw));
-            CK(cudaMemcpy(d_in, host, raw, cudaMemcpyHostToDevice));
+            CK(upload(d_in, host, raw));
             const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
             for (size_t b = 0; b < sizeof rel_bounds / sizeof rel_bounds[0]; b++) {
                 result r = {0};
