@@ -309,6 +309,8 @@ static void warn_one_core(const nw_rank *r)
 int main(int argc, char **argv)
 {
     int rank, level;
+    /* before any CUDA context (MPI may make one): queues for 16 chunks in flight a batch */
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
     /* the direct path compresses on a thread that calls no MPI */
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &level);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

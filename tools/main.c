@@ -1,5 +1,6 @@
 /* The h5zgpu command: cd_values for h5repack and h5py, raw-array compression in the chunk format
  * (one file = one chunk, docs/FORMAT.md), and quality metrics. A client of the public C API. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "cli.h"
 
 #include <math.h>
@@ -435,6 +436,8 @@ static const command COMMANDS[] = {
 
 int main(int argc, char **argv)
 {
+    /* before any CUDA context: queues for 16 chunks in flight a batch (codec/src/batch.c) */
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
     if (argc < 2)
         return cli_usage_error("no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {

@@ -8,7 +8,7 @@
  *              [--eb X]
  * FIELD.f32: N^3 float32 values (bench/gen_nyx_like.py); FILE: scratch (put it in /dev/shm to
  * leave the disk out). Needs HDF5_PLUGIN_PATH for the filter rows. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, setenv */
 #include "h5zgpu_dataset.h"
 
 #include <math.h>
@@ -141,6 +141,8 @@ static size_t misses(const run *R, h5zgpu_mode mode, double eb, way w)
 
 int main(int argc, char **argv)
 {
+    /* before any CUDA context: queues for 16 chunks in flight a batch (codec/src/batch.c) */
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
     if (argc < 4) {
         fprintf(stderr, "usage: %s FIELD.f32 N FILE [--chunk C] [--codec fixed|huffman|auto] "
                 "[--mode abs|rel|pwrel] [--eb X]\n", argv[0]);

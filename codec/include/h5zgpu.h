@@ -117,9 +117,11 @@ h5zgpu_status h5zgpu_decompress_device(const void *d_in, size_t in_len, void *d_
 
 /* Many chunks with the same parameters in one call (host buffers), the same bytes as a call a
  * chunk. On the GPU several chunks are in flight at once (each with its own stream), so their
- * copies, kernels and synchronisations overlap. Returns the first failure in chunk order, its
- * message naming the chunk; *done says how many chunks before it were finished (later ones
- * may have been too). */
+ * copies, kernels and synchronisations overlap: 8, or 16 chunks of up to 16 MiB of values when
+ * the environment's CUDA_DEVICE_MAX_CONNECTIONS (read by CUDA when the process makes its
+ * context) gives the streams 16 hardware queues or more. Returns the first failure in chunk
+ * order, its message naming the chunk; *done says how many chunks before it were finished
+ * (later ones may have been too). */
 h5zgpu_status h5zgpu_compress_batch(const h5zgpu_params *p, size_t count, const void *const *in,
                                     void *const *out, const size_t *out_cap, size_t *out_len,
                                     const h5zgpu_exec *exec, size_t *done);
@@ -129,9 +131,9 @@ h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const
 
 /* The same with device buffers (CUDA builds) on one device. Fixed-length chunks with an error
  * bound (codec 1, modes ABS, REL, PWREL) are coded together: groups of up to 128 MiB of values,
- * each in one pass of launches (a few groups at once); other chunks go up to eight in flight,
- * each on its own workspace stream. Either way the work waits for work the caller queued on the
- * legacy default stream, and the call returns when every output is ready. */
+ * each in one pass of launches (a few groups at once); other chunks go 8 or 16 in flight as
+ * above, each on its own workspace stream. Either way the work waits for work the caller
+ * queued on the legacy default stream, and the call returns when every output is ready. */
 h5zgpu_status h5zgpu_compress_device_batch(const h5zgpu_params *p, size_t count,
                                            const void *const *d_in, void *const *d_out,
                                            const size_t *out_cap, size_t *out_len, int device,

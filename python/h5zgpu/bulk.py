@@ -21,7 +21,7 @@ import numpy as np
 FILTER_ID = 33900
 MAX_RANK = 32
 # A batch is compressed (or decompressed) together while the previous one is stored (or placed):
-# at most 64 chunks and 64 MiB of values, at least 8 chunks (the batch API keeps 8 in flight).
+# at most 64 chunks and 64 MiB of values, at least 8 chunks (the batch API keeps 8 or 16 in flight).
 BATCH_CHUNKS = 64
 BATCH_BYTES = 64 << 20
 BATCH_MIN = 8
