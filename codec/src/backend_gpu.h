@@ -20,6 +20,10 @@ struct hf_trace;
 /* Number of usable CUDA devices; 0 when there is no driver, no device or initialisation fails. */
 int hzc_device_count(void);
 
+/* Whether the calling thread's waits for the GPU sleep (on) or wait as CUDA does by default,
+ * spinning where the cores allow: a batch's threads (codec/src/batch.c) set it. */
+void hzc_set_sleeping_waits(int on);
+
 /* One encoding: the chunk's parameters as the codec applies them, where its values are and
  * where its payload goes. Pointers flagged *_dev are device memory, the others host memory. */
 typedef struct hzc_encode_args {

@@ -23,6 +23,8 @@ typedef struct hz_batch {
     int device;                /* device buffers on this CUDA device; -1: host buffers */
     pthread_mutex_t lock;      /* guards the first failure's message */
     size_t failed;             /* the lowest failing chunk so far (count: none; atomic) */
+    int sleep;                 /* its threads' waits for the GPU sleep: they outnumber the cores
+                                  (hzc_set_sleeping_waits) */
     char why[512];             /* its message (h5zgpu_last_error is the failing thread's) */
 } hz_batch;
 

@@ -186,6 +186,11 @@ static unsigned width(void)
     return want > HZ_MAX_THREADS ? HZ_MAX_THREADS : (unsigned)want;
 }
 
+unsigned hz_threads(void)
+{
+    return width();
+}
+
 unsigned hz_slices(uint64_t n, uint64_t min)
 {
     const uint64_t most = min ? n / min : n, want = width();

@@ -13,6 +13,9 @@ typedef void (*hz_task)(void *ctx, uint64_t i);
  * cores) threads, the caller's among them; returns when all are done. */
 void hz_parallel_for(uint64_t n, hz_task task, void *ctx);
 
+/* The threads hz_parallel_for uses: H5ZGPU_THREADS, else the cores this process may run on. */
+unsigned hz_threads(void);
+
 /* For work that sums what parts of [0, n) hold (counts, extremes): how many slices of at least
  * min items each to cut it into, one a thread hz_parallel_for may use (at least 1). Slice k of s
  * holds [hz_slice_start(n, s, k), hz_slice_start(n, s, k + 1)). */

@@ -53,7 +53,7 @@ h5zgpu_status hzc_copy(void *dst, int dst_dev, const void *src, int src_dev, uin
     if ((st = hzc_call_begin(&c, device, stream)) != H5ZGPU_OK)
         goto done;
     CK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c.s), "copy");
-    CK(cudaStreamSynchronize(c.s), "copy");
+    CK(hzc_wait(&c), "copy");
 done:
     hzc_call_end(&c, st);
     return st;
@@ -107,7 +107,7 @@ static h5zgpu_status move_many(int put, unsigned count, uint8_t *host, uint64_t 
         if (!put)
             CK(cudaMemcpyAsync(h + 2 * pb + lb, row0, count * stride, cudaMemcpyDeviceToHost, c.s),
                "download of the batch's copies");
-        CK(cudaStreamSynchronize(c.s), "the batch's copies");
+        CK(hzc_wait(&c), "the batch's copies");
         if (!put)
             memcpy(host, h + 2 * pb + lb, count * stride);
     }

@@ -173,7 +173,7 @@ static h5zgpu_status encode_many(const fl_geom *g, const hzc_encode_args *a, uns
                "download of the payload");
             at += words8(r[i].len);
         }
-    CK(cudaStreamSynchronize(c.s), "download of the payload");
+    CK(hzc_wait(&c), "download of the payload");
     at = 0;
     for (unsigned i = 0; i < count; i++)
         if (each[i] == H5ZGPU_OK) {
@@ -343,7 +343,7 @@ static h5zgpu_status decode_many(const fl_geom *g, unsigned count, const hz_head
         goto done;
     CK(cudaMemcpyAsync(w->host.p, fin, count * raw, cudaMemcpyDeviceToHost, c.s),
        "download of the values");
-    CK(cudaStreamSynchronize(c.s), "download of the values");
+    CK(hzc_wait(&c), "download of the values");
     k = 0;
     for (unsigned i = 0; i < count; i++)
         if (each[i] == H5ZGPU_OK) {

@@ -87,10 +87,14 @@ static h5zgpu_status choose_axes(hzc_call *c, const hf_geom *g0, const qz_quant 
     *axes = 0;
     *g = *g0;
     if (g0->dim == 3 && !Q->pwrel) {
+        /* read back through pinned memory: a copy to pageable memory would wait by itself */
+        if ((st = hzc_buf_need(&c->ws->hhead, sizeof hc, 1)) != H5ZGPU_OK)
+            return st;
         CK(hf_axes_launch_cost(g0, Q, *d_in, cost, c->s), "launch of the axis costs");
-        CK(cudaMemcpyAsync(hc, cost, sizeof hc, cudaMemcpyDeviceToHost, c->s),
+        CK(cudaMemcpyAsync(c->ws->hhead.p, cost, sizeof hc, cudaMemcpyDeviceToHost, c->s),
            "download of the axis costs");
-        CK(cudaStreamSynchronize(c->s), "the axis costs");
+        CK(hzc_wait(c), "the axis costs");
+        memcpy(hc, c->ws->hhead.p, sizeof hc);
         *axes = hf_axes_choose(hc, hc + 3);
     }
     if (T)
@@ -247,7 +251,7 @@ h5zgpu_status hzc_huff_decode(const hf_geom *g0, const hzc_decode_args *a, uint3
     if (a->in_dev) {
         CK(cudaMemcpyAsync(head, a->in, nhead, cudaMemcpyDeviceToHost, c.s),
            "download of the payload's head");
-        CK(cudaStreamSynchronize(c.s), "download of the payload's head");
+        CK(hzc_wait(&c), "download of the payload's head");
     } else {
         memcpy(head, a->in, nhead);
     }

@@ -151,6 +151,8 @@ static void ws_destroy(hzc_ws *w)
     }
     if (w->hsc)
         cudaFreeHost(w->hsc);
+    if (w->done)
+        cudaEventDestroy(w->done);
     if (w->stream)
         cudaStreamDestroy(w->stream);
     free(w);
@@ -178,6 +180,8 @@ static h5zgpu_status ws_acquire(int device, hzc_ws **out)
     w->device = device;
     w->busy = 1;
     CK(cudaStreamCreate(&w->stream), "stream creation");
+    CK(cudaEventCreateWithFlags(&w->done, cudaEventBlockingSync | cudaEventDisableTiming),
+       "event creation");
     if ((st = dev_reserve(sizeof(hzc_scalars))) != H5ZGPU_OK)
         goto done;
     {
@@ -382,12 +386,27 @@ done:
     return st;
 }
 
+static __thread int sleeping_waits;
+
+void hzc_set_sleeping_waits(int on)
+{
+    sleeping_waits = on;
+}
+
+cudaError_t hzc_wait(const hzc_call *c)
+{
+    if (!sleeping_waits)
+        return cudaStreamSynchronize(c->s);
+    cudaError_t e = cudaEventRecord(c->ws->done, c->s);
+    return e == cudaSuccess ? cudaEventSynchronize(c->ws->done) : e;
+}
+
 h5zgpu_status hzc_sync_many(hzc_call *c, hzc_scalars *hsc, const hzc_scalars *sc, unsigned count)
 {
     h5zgpu_status st = H5ZGPU_OK;
     CK(cudaMemcpyAsync(hsc, sc, count * sizeof(hzc_scalars), cudaMemcpyDeviceToHost, c->s),
        "download of the counters");
-    CK(cudaStreamSynchronize(c->s), "kernel execution");
+    CK(hzc_wait(c), "kernel execution");
     if (injected("kernel"))
         st = hzc_cuda_fail(cudaErrorLaunchFailure,
                        "kernel execution (injected by H5ZGPU_GPU_FAULT=kernel)");
@@ -437,12 +456,12 @@ h5zgpu_status hzc_deliver(hzc_call *c, void *out, int out_dev, const void *src, 
     hzc_ws *w = c->ws;
     if (out_dev) {
         CK(cudaMemcpyAsync(out, src, n, cudaMemcpyDeviceToDevice, c->s), what);
-        CK(cudaStreamSynchronize(c->s), what);
+        CK(hzc_wait(c), what);
     } else {
         if ((st = hzc_buf_need(&w->host, n, 1)) != H5ZGPU_OK)
             goto done;
         CK(cudaMemcpyAsync(w->host.p, src, n, cudaMemcpyDeviceToHost, c->s), what);
-        CK(cudaStreamSynchronize(c->s), what);
+        CK(hzc_wait(c), what);
         copy_on_cores(out, w->host.p, n);
     }
 done:

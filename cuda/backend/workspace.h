@@ -32,6 +32,7 @@ typedef struct hzc_ws {
                                                   ANS tables parsed from it */
     hzc_buf jobs, hjobs;                       /* device and its pinned mirror: a launch's
                                                   per-chunk arrays (fixed-length codec) */
+    cudaEvent_t done;                          /* hzc_wait's, when it sleeps */
     hzc_scalars *sc;                           /* device */
     hzc_scalars *hsc;                          /* pinned */
     struct hzc_ws *next;
@@ -80,6 +81,11 @@ h5zgpu_status hzc_copy_host_many(unsigned count, void *const *dst, const void *c
  * into the pinned staging buffer over the cores, then one upload. */
 h5zgpu_status hzc_stage_in_many(hzc_call *c, const void *const *in, unsigned count, uint64_t n,
                                 uint8_t **d_base);
+
+/* Waits for the work queued on the call's stream: on the workspace's blocking event where the
+ * thread's waits sleep (hzc_set_sleeping_waits), leaving the cores to the launches of the other
+ * chunks in flight, else as CUDA does by default (spinning, where the cores allow). */
+cudaError_t hzc_wait(const hzc_call *c);
 
 /* Reads back the call's counters and waits for its work: where kernel failures show. */
 h5zgpu_status hzc_sync_scalars(hzc_call *c);
