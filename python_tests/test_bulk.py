@@ -6,6 +6,7 @@ kept), in one batch and in batches of three (pipelined); h5zgpu.read equals h5py
 Datasets it cannot write as the filter would (another filter, no chunks) are refused with a
 message.
 """
+import ctypes
 import itertools
 
 import h5py
@@ -69,6 +70,45 @@ def test_write_matches_the_filter(tmp_path, monkeypatch, batch, codec, mode, eb,
         np.testing.assert_array_equal(h5zgpu.read(d2), d1[...])
         np.testing.assert_array_equal(h5zgpu.read(d2, np.s_[3:30, 0:17, 5:21]),
                                       d1[3:30, 0:17, 5:21])
+
+
+def test_strided_arrays(tmp_path):
+    """A non-contiguous array to write and a strided out to read into take the same path's
+    bytes and values as contiguous ones."""
+    f1, f2, d1, d2 = pair(tmp_path, "<f4", "huffman", "rel", 1e-3)
+    with f1, f2:
+        a = np.asfortranarray(field(SHAPE, 6).astype(np.float32))
+        d1[...] = a
+        h5zgpu.write(d2, a[:, :, :])
+        same_chunks(d1, d2)
+        big = np.zeros((SHAPE[0], SHAPE[1], 2 * SHAPE[2]), np.float32)
+        out = big[:, :, ::2]
+        assert h5zgpu.read(d2, out=out) is out
+        np.testing.assert_array_equal(out, d1[...])
+        assert not big[:, :, 1::2].any()
+        frozen = np.zeros(SHAPE, np.float32)
+        frozen.flags.writeable = False
+        with pytest.raises(ValueError, match="read-only"):
+            h5zgpu.read(d2, out=frozen)
+
+
+def test_boxes_outside_refused():
+    """The library's copies between an array and chunks check every box."""
+    lib = h5zgpu.bulk._load()
+    u64 = ctypes.c_uint64
+    array, chunk = np.zeros((4, 6), np.float32), np.zeros((2, 3), np.float32)
+    ptrs = (ctypes.c_void_p * 1)(chunk.ctypes.data)
+
+    def gather(pos, cpos, n):
+        return lib.h5zgpu_gather_boxes(array.ctypes.data, 2, (u64 * 2)(4, 6), (u64 * 2)(2, 3), 4,
+                                       1, (u64 * 2)(*pos), (u64 * 2)(*cpos), (u64 * 2)(*n), ptrs)
+
+    array[...] = np.arange(24).reshape(4, 6)
+    assert gather((2, 3), (0, 0), (2, 3)) == 0
+    np.testing.assert_array_equal(chunk, array[2:4, 3:6])
+    assert gather((3, 3), (0, 0), (2, 3)) != 0     # past the array's last row
+    assert gather((0, 0), (1, 1), (2, 2)) != 0     # past the chunk's last row
+    assert b"box 0" in lib.h5zgpu_last_error()
 
 
 def test_fill_value_and_unwritten_chunks(tmp_path):

@@ -143,6 +143,21 @@ h5zgpu_status h5zgpu_decompress_device_batch(size_t count, const void *const *d_
                                              const size_t *out_cap, size_t *out_len, int device,
                                              size_t *done);
 
+/* Copies between a C-order host array of dims and packed chunk buffers of chunk_dims (elements
+ * of esize bytes), for callers that cut an array into chunks for a batch and place the chunks
+ * of a batch back: box k holds n[k x rank ..] elements per axis, at array_pos[k x rank ..] in
+ * the array and chunk_pos[k x rank ..] in chunks[k]; gather copies the boxes from the array
+ * into the chunks, scatter from the chunks into the array. Every box must lie inside both.
+ * The rows are shared among the threads of the CPU path (H5ZGPU_THREADS). */
+h5zgpu_status h5zgpu_gather_boxes(const void *array, unsigned rank, const uint64_t *dims,
+                                  const uint64_t *chunk_dims, size_t esize, size_t count,
+                                  const uint64_t *array_pos, const uint64_t *chunk_pos,
+                                  const uint64_t *n, void *const *chunks);
+h5zgpu_status h5zgpu_scatter_boxes(void *array, unsigned rank, const uint64_t *dims,
+                                   const uint64_t *chunk_dims, size_t esize, size_t count,
+                                   const uint64_t *array_pos, const uint64_t *chunk_pos,
+                                   const uint64_t *n, const void *const *chunks);
+
 /* Reads and validates a chunk header. */
 h5zgpu_status h5zgpu_chunk_info(const void *in, size_t in_len, h5zgpu_info *info);
 

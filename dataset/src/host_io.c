@@ -6,7 +6,6 @@
 #include "worker.h"
 
 #include "error.h"
-#include "parallel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,9 @@ typedef struct batch {
     const void **in;
     void **out;
     size_t *in_len, *out_cap, *out_len;
+    void **at;                   /* each chunk's buffer, for the copies to and from the block */
+    uint64_t *box;               /* each chunk's overlap with the block: its position in the
+                                  * block, in the chunk and its extent, rank values each */
     void *block;                 /* the caller's buffer */
 } batch;
 
@@ -38,6 +40,8 @@ static void batch_free(batch *b)
     free(b->in_len);
     free(b->out_cap);
     free(b->out_len);
+    free(b->at);
+    free(b->box);
 }
 
 static h5zgpu_status batch_alloc(batch *b, const ds_plan *pl, const h5zgpu_exec *exec,
@@ -56,8 +60,10 @@ static h5zgpu_status batch_alloc(batch *b, const ds_plan *pl, const h5zgpu_exec 
     b->in_len = malloc(size * sizeof *b->in_len);
     b->out_cap = malloc(size * sizeof *b->out_cap);
     b->out_len = malloc(size * sizeof *b->out_len);
+    b->at = malloc(size * sizeof *b->at);
+    b->box = malloc(3 * size * pl->rank * sizeof *b->box);
     if (!b->chunks || !b->blobs || !b->stored || !b->which || !b->in || !b->out || !b->in_len ||
-        !b->out_cap || !b->out_len) {
+        !b->out_cap || !b->out_len || !b->at || !b->box) {
         batch_free(b);
         return hz_fail(H5ZGPU_E_NOMEM, "h5zgpu_dataset: out of memory for a batch of %zu "
                        "chunks", size);
@@ -65,24 +71,34 @@ static h5zgpu_status batch_alloc(batch *b, const ds_plan *pl, const h5zgpu_exec 
     return H5ZGPU_OK;
 }
 
-/* Copies between the block and a batch's chunks, a chunk a task, on every core. */
-typedef struct copy_job {
-    batch *b;
-    void *block;
-    int to_chunk;
-} copy_job;
-
-static void copy_task(void *ctx, uint64_t i)
+/* Copies between the block and the batch's chunks, their rows shared among the cores. */
+static void copy_chunks(batch *b, int to_chunks)
 {
-    const copy_job *j = ctx;
-    const ds_plan *pl = j->b->pl;
-    ds_overlap ov;
-    ds_overlap_of(pl, j->b->slot.first + (size_t)i, &ov);
-    unsigned char *chunk = j->b->chunks + (size_t)i * pl->chunk_bytes;
-    if (j->to_chunk)
-        ds_block_to_chunk(pl, &ov, j->block, chunk);
+    const ds_plan *pl = b->pl;
+    const size_t n = b->slot.count, r = pl->rank;
+    uint64_t *in_block = b->box, *in_chunk = b->box + n * r, *ext = b->box + 2 * n * r;
+    uint64_t dims[H5ZGPU_MAX_RANK], chunk[H5ZGPU_MAX_RANK];
+    for (size_t d = 0; d < r; d++) {
+        dims[d] = pl->count[d];
+        chunk[d] = pl->chunk[d];
+    }
+    for (size_t i = 0; i < n; i++) {
+        ds_overlap ov;
+        ds_overlap_of(pl, b->slot.first + i, &ov);
+        b->at[i] = b->chunks + i * pl->chunk_bytes;
+        for (size_t d = 0; d < r; d++) {
+            in_block[i * r + d] = ov.in_block[d];
+            in_chunk[i * r + d] = ov.in_chunk[d];
+            ext[i * r + d] = ov.n[d];
+        }
+    }
+    /* the plan's boxes lie inside the block and their chunks: nothing to refuse */
+    if (to_chunks)
+        h5zgpu_gather_boxes(b->block, pl->rank, dims, chunk, pl->elem, n, in_block, in_chunk,
+                            ext, b->at);
     else
-        ds_chunk_to_block(pl, &ov, chunk, j->block);
+        h5zgpu_scatter_boxes(b->block, pl->rank, dims, chunk, pl->elem, n, in_block, in_chunk,
+                             ext, (const void *const *)b->at);
 }
 
 static void *compress_batch(void *arg)
@@ -131,8 +147,7 @@ static void *decompress_batch(void *arg)
         ds_worker_failed(&b->slot.w, pl, b->slot.first + b->which[done], st, "decompressing");
         return NULL;
     }
-    copy_job j = {b, b->block, 0};
-    hz_parallel_for(b->slot.count, copy_task, &j);
+    copy_chunks(b, 0);
     return NULL;
 }
 
@@ -178,8 +193,7 @@ static h5zgpu_status cut_batch(ds_slot *s, void *ctx)
         if (st != H5ZGPU_OK)
             return st;
     }
-    copy_job j = {b, b->block, 1};
-    hz_parallel_for(b->slot.count, copy_task, &j);
+    copy_chunks(b, 1);
     return H5ZGPU_OK;
 }
 

@@ -149,43 +149,6 @@ void ds_overlap_of(const ds_plan *pl, size_t k, ds_overlap *ov)
     }
 }
 
-/* Copies an n-box between two row-major arrays of the given shapes, at the given positions. */
-static void copy_box(unsigned rank, size_t elem, const hsize_t *n, const void *src,
-                     const hsize_t *src_shape, const hsize_t *src_pos, void *dst,
-                     const hsize_t *dst_shape, const hsize_t *dst_pos)
-{
-    size_t rows = 1, row = (size_t)n[rank - 1] * elem;
-    for (unsigned d = 0; d + 1 < rank; d++)
-        rows *= (size_t)n[d];
-    hsize_t idx[H5ZGPU_MAX_RANK] = {0};
-    for (size_t r = 0; r < rows; r++) {
-        size_t s = 0, t = 0;
-        for (unsigned d = 0; d < rank; d++) {
-            hsize_t last = d + 1 == rank ? 0 : idx[d];
-            s = s * (size_t)src_shape[d] + (size_t)(src_pos[d] + last);
-            t = t * (size_t)dst_shape[d] + (size_t)(dst_pos[d] + last);
-        }
-        memcpy((char *)dst + t * elem, (const char *)src + s * elem, row);
-        for (unsigned d = rank - 1; d-- > 0;) {   /* next row: odometer over the outer axes */
-            if (++idx[d] < n[d])
-                break;
-            idx[d] = 0;
-        }
-    }
-}
-
-void ds_block_to_chunk(const ds_plan *pl, const ds_overlap *ov, const void *block, void *chunk)
-{
-    copy_box(pl->rank, pl->elem, ov->n, block, pl->count, ov->in_block, chunk, pl->chunk,
-             ov->in_chunk);
-}
-
-void ds_chunk_to_block(const ds_plan *pl, const ds_overlap *ov, const void *chunk, void *block)
-{
-    copy_box(pl->rank, pl->elem, ov->n, chunk, pl->chunk, ov->in_chunk, block, pl->count,
-             ov->in_block);
-}
-
 void ds_fill_chunk(const ds_plan *pl, void *chunk)
 {
     size_t n = pl->chunk_bytes / pl->elem;

@@ -35,10 +35,6 @@ h5zgpu_status ds_plan_make(hid_t dset, hid_t file_space, ds_plan *pl);
 /* The k-th chunk the block touches (C order of the chunk grid) and its overlap. */
 void ds_overlap_of(const ds_plan *pl, size_t k, ds_overlap *ov);
 
-/* Copies the overlap between the block buffer and a chunk buffer (host memory). */
-void ds_block_to_chunk(const ds_plan *pl, const ds_overlap *ov, const void *block, void *chunk);
-void ds_chunk_to_block(const ds_plan *pl, const ds_overlap *ov, const void *chunk, void *block);
-
 /* A chunk of the fill value (the padding HDF5 gives a chunk new to the file). */
 void ds_fill_chunk(const ds_plan *pl, void *chunk);
 

@@ -25,7 +25,6 @@ MAX_RANK = 32
 BATCH_CHUNKS = 64
 BATCH_BYTES = 64 << 20
 BATCH_MIN = 8
-CUTTERS = 8    # threads that cut chunks out of the array and place them (NumPy copies drop the GIL)
 _LIB_FILE = "libh5zgpu.so"
 
 
@@ -84,6 +83,11 @@ def _load():
                                                      szp, ctypes.c_int, szp]
         lib.h5zgpu_decompress_device_batch.argtypes = [ctypes.c_size_t, vpp, szp, vpp, szp, szp,
                                                        ctypes.c_int, szp]
+        u64p = P(ctypes.c_uint64)
+        boxes = [ctypes.c_void_p, ctypes.c_uint, u64p, u64p, ctypes.c_size_t, ctypes.c_size_t,
+                 u64p, u64p, u64p, vpp]
+        lib.h5zgpu_gather_boxes.argtypes = boxes
+        lib.h5zgpu_scatter_boxes.argtypes = boxes
         lib.h5zgpu_last_error.restype = ctypes.c_char_p
         lib.h5zgpu_status_string.restype = ctypes.c_char_p
         _lib = lib
@@ -189,6 +193,28 @@ def _stored(dset, origin):
     return data
 
 
+def _copy_boxes(layout, array, batch, chunks, start, stop, shape, gather):
+    """Copies between a C-contiguous host array holding the selection [start, stop) of a
+    dataset of shape and the batch's chunk arrays: gather cuts each chunk's part of the
+    selection out of array into its chunk, scatter places it back (one library call, its rows
+    on the library's CPU threads, without the GIL)."""
+    n, r = len(batch), len(shape)
+    pos = np.empty((3, n, r), dtype=np.uint64)   # in the array, in the chunk, extents
+    for k, o in enumerate(batch):
+        _, own, sel, _ = _parts(o, layout.chunks, shape, start, stop)
+        pos[0, k] = [s.start for s in sel]
+        pos[1, k] = [s.start for s in own]
+        pos[2, k] = [s.stop - s.start for s in own]
+    u64 = ctypes.POINTER(ctypes.c_uint64)
+    dims = (ctypes.c_uint64 * r)(*array.shape)
+    cdims = (ctypes.c_uint64 * r)(*layout.chunks)
+    ptrs = (ctypes.c_void_p * n)(*[c.ctypes.data for c in chunks[:n]])
+    fn = _load().h5zgpu_gather_boxes if gather else _load().h5zgpu_scatter_boxes
+    _check(fn(array.ctypes.data, r, dims, cdims, layout.dtype.itemsize, n,
+              pos[0].ctypes.data_as(u64), pos[1].ctypes.data_as(u64),
+              pos[2].ctypes.data_as(u64), ptrs), "copying chunks")
+
+
 def _decompress(layout, blobs, outs=None):
     """Chunk arrays from compressed chunks (bytes-like; batched), into outs when given (arrays
     of the chunk's shape, C-contiguous)."""
@@ -264,38 +290,35 @@ def write(dset, data, selection=None):
                          f"shape {want}")
     if _is_gpu_array(data):
         return _write_gpu(dset, layout, data, start, stop)
-    data = np.asarray(data)
+    # the codec's element type in C order: a copy only where data is not that already
+    data = np.ascontiguousarray(data, dtype=layout.dtype)
     batches = _batches(layout, _chunks_of(layout, dset.shape, start, stop))
     # two slots of cut chunks and compressed bytes, reused batch after batch
     cut = [np.empty((layout.batch,) + layout.chunks, dtype=layout.dtype) for _ in range(2)]
     space = [np.empty(layout.batch * layout.cap, dtype=np.uint8) for _ in range(2)]
 
-    def cut_one(o, into):
-        """The chunk at o as the filter gets it: the selection's values, the rest kept (read
-        back) or the fill value; a chunk the selection covers whole is one copy."""
-        inside, own, sel, whole = _parts(o, layout.chunks, dset.shape, start, stop)
-        if whole and np.prod([s.stop for s in inside]) == layout.full:
-            np.copyto(into, data[sel], casting="unsafe")
-            return
-        old = None if whole else _stored(dset, o)
-        if old is not None:
-            _decompress(layout, [old], [into])
-        else:
-            into[...] = layout.fill
-        into[own] = data[sel]
+    def prepare(i, batch):
+        """The batch's chunks as the filter gets them: the selection's values over, where it
+        covers a chunk in part, the chunk's stored values or the fill value."""
+        for o, into in zip(batch, cut[i % 2]):
+            inside, _, _, whole = _parts(o, layout.chunks, dset.shape, start, stop)
+            if whole and np.prod([s.stop for s in inside]) == layout.full:
+                continue
+            old = None if whole else _stored(dset, o)
+            if old is not None:
+                _decompress(layout, [old], [into])
+            else:
+                into[...] = layout.fill
+        _copy_boxes(layout, data, batch, cut[i % 2], start, stop, dset.shape, True)
 
-    with ThreadPoolExecutor(max_workers=CUTTERS) as cutters:
-        def prepare(i, batch):
-            list(cutters.map(cut_one, batch, cut[i % 2]))
+    def compute(i):
+        return _compress(layout, cut[i % 2][:len(batches[i])], space[i % 2])
 
-        def compute(i):
-            return _compress(layout, cut[i % 2][:len(batches[i])], space[i % 2])
+    def store(i, batch, blobs):
+        for o, b in zip(batch, blobs):
+            dset.id.write_direct_chunk(o, b, 0)
 
-        def store(i, batch, blobs):
-            for o, b in zip(batch, blobs):
-                dset.id.write_direct_chunk(o, b, 0)
-
-        _pipeline(batches, prepare, compute, store)
+    _pipeline(batches, prepare, compute, store)
 
 
 def read(dset, selection=None, out=None):
@@ -311,6 +334,8 @@ def read(dset, selection=None, out=None):
     elif tuple(out.shape) != want or np.dtype(out.dtype) != layout.dtype:
         raise ValueError(f"h5zgpu: out of shape {tuple(out.shape)} and type {out.dtype} for a "
                          f"selection of shape {want} and type {layout.dtype}")
+    elif isinstance(out, np.ndarray) and not out.flags.writeable:
+        raise ValueError("h5zgpu: out is read-only")
     batches = _batches(layout, _chunks_of(layout, dset.shape, start, stop))
 
     def fetch(i, batch):
@@ -318,29 +343,29 @@ def read(dset, selection=None, out=None):
 
     if _is_gpu_array(out):
         return _read_gpu(dset, layout, out, start, stop, batches, fetch)
+    # the chunks are placed into C-order memory: a strided out is filled from such a copy
+    into = out if out.flags.c_contiguous and out.dtype.isnative else np.empty(want, layout.dtype)
     chunks = [np.empty((layout.batch,) + layout.chunks, dtype=layout.dtype) for _ in range(2)]
     stored = [None, None]
 
-    def place(o, a):
-        _, own, sel, _ = _parts(o, layout.chunks, dset.shape, start, stop)
-        out[sel] = a[own] if a is not None else layout.fill
+    def prepare(i, batch):
+        stored[i % 2] = fetch(i, batch)
 
-    with ThreadPoolExecutor(max_workers=CUTTERS) as placers:
-        def prepare(i, batch):
-            stored[i % 2] = fetch(i, batch)
+    def compute(i):
+        have = [k for k, b in enumerate(stored[i % 2]) if b is not None]
+        if have:
+            _decompress(layout, [stored[i % 2][k] for k in have],
+                        [chunks[i % 2][k] for k in have])
+        for k, b in enumerate(stored[i % 2]):
+            if b is None:   # never written: the fill value, as HDF5 reads it
+                chunks[i % 2][k].fill(layout.fill)
 
-        def compute(i):
-            have = [k for k, b in enumerate(stored[i % 2]) if b is not None]
-            if have:
-                _decompress(layout, [stored[i % 2][k] for k in have],
-                            [chunks[i % 2][k] for k in have])
-            return [chunks[i % 2][k] if b is not None else None
-                    for k, b in enumerate(stored[i % 2])]
+    def place(i, batch, _):
+        _copy_boxes(layout, into, batch, chunks[i % 2], start, stop, dset.shape, False)
 
-        def use(i, batch, arrays):
-            list(placers.map(place, batch, arrays))
-
-        _pipeline(batches, prepare, compute, use)
+    _pipeline(batches, prepare, compute, place)
+    if into is not out:
+        out[...] = into
     return out
 
 
