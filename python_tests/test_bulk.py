@@ -7,6 +7,7 @@ Datasets it cannot write as the filter would (another filter, no chunks) are ref
 message.
 """
 import ctypes
+import gc
 import itertools
 
 import h5py
@@ -90,6 +91,23 @@ def test_strided_arrays(tmp_path):
         frozen.flags.writeable = False
         with pytest.raises(ValueError, match="read-only"):
             h5zgpu.read(d2, out=frozen)
+
+
+def test_host_buffers_kept_and_reused(tmp_path):
+    """The chunk buffers of write and read come from the library's host memory and go back to
+    the package's spares when the call ends: a second call takes them again, none more."""
+    f1, f2, d1, d2 = pair(tmp_path, "<f4", "fixed", "abs", 1e-3)
+    with f1, f2:
+        a = field(SHAPE, 7)
+        h5zgpu.write(d2, a)
+        h5zgpu.read(d2)
+        gc.collect()
+        kept = {n: sorted(v) for n, v in h5zgpu.bulk._spare.items()}
+        assert kept and all(len(v) == 2 for v in kept.values())
+        h5zgpu.write(d2, a)
+        h5zgpu.read(d2)
+        gc.collect()
+        assert {n: sorted(v) for n, v in h5zgpu.bulk._spare.items()} == kept
 
 
 def test_boxes_outside_refused():

@@ -1,8 +1,9 @@
 /* h5zgpu_compress_batch and h5zgpu_decompress_batch against one call a chunk: the same bytes and
  * values for every codec and mode, chunks of different contents (smooth, noise, fill, constant)
  * in one batch, on the executor H5ZGPU_DEVICE picks (with a GPU, several chunks in flight at
- * once); and a failing chunk (an output too small, a damaged chunk) reported in chunk order
- * with its index and *done. */
+ * once; the odd chunks' values in h5zgpu_alloc_host memory, which the GPU path copies
+ * straight to and from); and a failing chunk (an output too small, a damaged chunk) reported
+ * in chunk order with its index and *done. */
 #include "util.h"
 
 #include <stdlib.h>
@@ -27,9 +28,9 @@ static void one(h5zgpu_codec codec, h5zgpu_mode mode, h5zgpu_dtype t)
     snprintf(label, sizeof label, "codec %u mode %u %s", codec, mode,
              t == H5ZGPU_FLOAT32 ? "f32" : "f64");
     for (size_t i = 0; i < NCHUNKS; i++) {
-        in[i] = malloc(raw);
+        in[i] = i % 2 ? h5zgpu_alloc_host(raw) : malloc(raw);
         out[i] = malloc(cap);
-        back[i] = malloc(raw);
+        back[i] = i % 2 ? h5zgpu_alloc_host(raw) : malloc(raw);
         out_cap[i] = cap;
         back_cap[i] = raw;
         tu_fill_shape(&p, patterns[i % (sizeof patterns / sizeof patterns[0])], i, in[i]);
@@ -73,9 +74,14 @@ static void one(h5zgpu_codec codec, h5zgpu_mode mode, h5zgpu_dtype t)
               h5zgpu_status_string(st), done, h5zgpu_last_error());
     free(one_chunk);
     for (size_t i = 0; i < NCHUNKS; i++) {
-        free(in[i]);
+        if (i % 2) {
+            h5zgpu_free_host(in[i]);
+            h5zgpu_free_host(back[i]);
+        } else {
+            free(in[i]);
+            free(back[i]);
+        }
         free(out[i]);
-        free(back[i]);
     }
 }
 

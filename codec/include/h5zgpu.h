@@ -158,6 +158,14 @@ h5zgpu_status h5zgpu_scatter_boxes(void *array, unsigned rank, const uint64_t *d
                                    const uint64_t *array_pos, const uint64_t *chunk_pos,
                                    const uint64_t *n, const void *const *chunks);
 
+/* Host memory for chunk buffers that the batch calls copy straight to and from the GPU
+ * (page-locked when H5ZGPU_DEVICE resolves to a GPU, else ordinary), such as the chunks
+ * h5zgpu_gather_boxes cuts for h5zgpu_compress_batch: without it each chunk passes through the
+ * library's staging buffer. Allocating page-locked memory is slow (tens of ms for 64 MiB):
+ * keep it. NULL when there is no memory; free with h5zgpu_free_host. */
+void *h5zgpu_alloc_host(size_t n);
+void h5zgpu_free_host(void *p);
+
 /* Reads and validates a chunk header. */
 h5zgpu_status h5zgpu_chunk_info(const void *in, size_t in_len, h5zgpu_info *info);
 

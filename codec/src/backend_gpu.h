@@ -20,6 +20,11 @@ struct hf_trace;
 /* Number of usable CUDA devices; 0 when there is no driver, no device or initialisation fails. */
 int hzc_device_count(void);
 
+/* Page-locked host memory (h5zgpu_alloc_host), NULL when CUDA gives none; hzc_host_free frees
+ * it and returns 1, or returns 0 for memory CUDA did not lock (the caller's to free). */
+void *hzc_host_alloc(size_t n);
+int hzc_host_free(void *p);
+
 /* Whether the calling thread's waits for the GPU sleep (on) or wait as CUDA does by default,
  * spinning where the cores allow: a batch's threads (codec/src/batch.c) set it. */
 void hzc_set_sleeping_waits(int on);

@@ -1,5 +1,5 @@
-/* The backend's calls that are no codec's: how many devices there are, and checksums and copies
- * of device memory. */
+/* The backend's calls that are no codec's: how many devices there are, page-locked host memory
+ * for callers, and checksums and copies of device memory. */
 #include "workspace.h"
 
 #include <pthread.h>
@@ -22,6 +22,24 @@ int hzc_device_count(void)
 {
     pthread_once(&count_once, count_init);
     return count_cached;
+}
+
+void *hzc_host_alloc(size_t n)
+{
+    void *p = NULL;
+    if (cudaHostAlloc(&p, n ? n : 1, cudaHostAllocPortable) != cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+int hzc_host_free(void *p)
+{
+    if (!hzc_host_pinned(p))
+        return 0;
+    cudaFreeHost(p);
+    return 1;
 }
 
 h5zgpu_status hzc_sum(const void *p_dev, uint64_t n, uint32_t *sum, int device,

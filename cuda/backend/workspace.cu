@@ -289,7 +289,21 @@ static void copy_on_cores(void *dst, const void *src, uint64_t n)
     hz_parallel_for((n + HZC_HOST_SLICE - 1) / HZC_HOST_SLICE, host_copy_slice, &J);
 }
 
-/* Device copy of a host input (through the pinned staging buffer) or the input itself. */
+/* Whether host memory at p is page-locked for CUDA (h5zgpu_alloc_host, cudaHostAlloc or
+ * cudaHostRegister): copies then go straight between it and the device, with no pass through
+ * the pinned staging buffer. */
+int hzc_host_pinned(const void *p)
+{
+    cudaPointerAttributes at;
+    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+        cudaGetLastError();   /* a pointer CUDA cannot tell: ordinary memory */
+        return 0;
+    }
+    return at.type == cudaMemoryTypeHost;
+}
+
+/* Device copy of a host input (through the pinned staging buffer unless it is pinned itself)
+ * or the input itself. */
 h5zgpu_status hzc_stage_in(hzc_call *c, const void *in, int in_dev, uint64_t n,
                               const void **d_in)
 {
@@ -299,11 +313,16 @@ h5zgpu_status hzc_stage_in(hzc_call *c, const void *in, int in_dev, uint64_t n,
         *d_in = in;
         return H5ZGPU_OK;
     }
-    if ((st = hzc_buf_need(&w->in, n, 0)) != H5ZGPU_OK ||
-        (st = hzc_buf_need(&w->host, n, 1)) != H5ZGPU_OK)
+    if ((st = hzc_buf_need(&w->in, n, 0)) != H5ZGPU_OK)
         return st;
-    copy_on_cores(w->host.p, in, n);
-    CK(cudaMemcpyAsync(w->in.p, w->host.p, n, cudaMemcpyHostToDevice, c->s), "input upload");
+    if (hzc_host_pinned(in)) {
+        CK(cudaMemcpyAsync(w->in.p, in, n, cudaMemcpyHostToDevice, c->s), "input upload");
+    } else {
+        if ((st = hzc_buf_need(&w->host, n, 1)) != H5ZGPU_OK)
+            return st;
+        copy_on_cores(w->host.p, in, n);
+        CK(cudaMemcpyAsync(w->in.p, w->host.p, n, cudaMemcpyHostToDevice, c->s), "input upload");
+    }
     *d_in = w->in.p;
 done:
     return st;
@@ -454,8 +473,9 @@ h5zgpu_status hzc_deliver(hzc_call *c, void *out, int out_dev, const void *src, 
 {
     h5zgpu_status st = H5ZGPU_OK;
     hzc_ws *w = c->ws;
-    if (out_dev) {
-        CK(cudaMemcpyAsync(out, src, n, cudaMemcpyDeviceToDevice, c->s), what);
+    if (out_dev || hzc_host_pinned(out)) {
+        CK(cudaMemcpyAsync(out, src, n, out_dev ? cudaMemcpyDeviceToDevice
+                                                : cudaMemcpyDeviceToHost, c->s), what);
         CK(hzc_wait(c), what);
     } else {
         if ((st = hzc_buf_need(&w->host, n, 1)) != H5ZGPU_OK)

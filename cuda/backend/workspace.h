@@ -69,6 +69,9 @@ h5zgpu_status hzc_call_begin(hzc_call *c, int device, void *stream);
  * caller's device. */
 void hzc_call_end(hzc_call *c, h5zgpu_status st);
 
+/* Whether host memory at p is page-locked for CUDA: copies go straight to and from it. */
+int hzc_host_pinned(const void *p);
+
 /* Device copy of a host input (through the pinned staging buffer) or the input itself. */
 h5zgpu_status hzc_stage_in(hzc_call *c, const void *in, int in_dev, uint64_t n, const void **d_in);
 

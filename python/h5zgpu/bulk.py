@@ -14,6 +14,8 @@ run on the chunks too: write through h5py then).
 import ctypes
 import itertools
 import os
+import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -88,6 +90,9 @@ def _load():
                  u64p, u64p, u64p, vpp]
         lib.h5zgpu_gather_boxes.argtypes = boxes
         lib.h5zgpu_scatter_boxes.argtypes = boxes
+        lib.h5zgpu_alloc_host.argtypes = [ctypes.c_size_t]
+        lib.h5zgpu_alloc_host.restype = ctypes.c_void_p
+        lib.h5zgpu_free_host.argtypes = [ctypes.c_void_p]
         lib.h5zgpu_last_error.restype = ctypes.c_char_p
         lib.h5zgpu_status_string.restype = ctypes.c_char_p
         _lib = lib
@@ -96,6 +101,37 @@ def _load():
 
 def gpu_available():
     return bool(_load().h5zgpu_gpu_available())
+
+
+_spare_lock = threading.Lock()
+_spare = {}   # bytes -> addresses of library host buffers free for the next array
+HOST_MOST = 128 << 20   # larger chunk buffers (8 chunks of over 16 MiB): ordinary arrays
+
+
+def _host_array(shape, dtype):
+    """An empty C-order array in the library's host memory, which the GPU path copies straight
+    to and from (page-locked when the work runs on a GPU). Its buffer is kept for the process
+    and reused when the array goes: page-locking costs tens of ms a 64 MiB, more than a batch's
+    work. Above HOST_MOST bytes an ordinary array, staged by the library as any other."""
+    n = max(1, int(np.prod(shape)) * np.dtype(dtype).itemsize)
+    if n > HOST_MOST:
+        return np.empty(shape, dtype=dtype)
+    with _spare_lock:
+        free = _spare.get(n)
+        p = free.pop() if free else None
+    if p is None:
+        p = _load().h5zgpu_alloc_host(n)
+        if not p:
+            raise MemoryError(f"h5zgpu: no host memory for {n} bytes")
+    a = np.frombuffer((ctypes.c_uint8 * n).from_address(p), dtype=dtype,
+                      count=int(np.prod(shape))).reshape(shape)
+    weakref.finalize(a, _spare_again, n, p)
+    return a
+
+
+def _spare_again(n, p):
+    with _spare_lock:
+        _spare.setdefault(n, []).append(p)
 
 
 def _check(st, what):
@@ -294,7 +330,7 @@ def write(dset, data, selection=None):
     data = np.ascontiguousarray(data, dtype=layout.dtype)
     batches = _batches(layout, _chunks_of(layout, dset.shape, start, stop))
     # two slots of cut chunks and compressed bytes, reused batch after batch
-    cut = [np.empty((layout.batch,) + layout.chunks, dtype=layout.dtype) for _ in range(2)]
+    cut = [_host_array((layout.batch,) + layout.chunks, layout.dtype) for _ in range(2)]
     space = [np.empty(layout.batch * layout.cap, dtype=np.uint8) for _ in range(2)]
 
     def prepare(i, batch):
@@ -345,7 +381,7 @@ def read(dset, selection=None, out=None):
         return _read_gpu(dset, layout, out, start, stop, batches, fetch)
     # the chunks are placed into C-order memory: a strided out is filled from such a copy
     into = out if out.flags.c_contiguous and out.dtype.isnative else np.empty(want, layout.dtype)
-    chunks = [np.empty((layout.batch,) + layout.chunks, dtype=layout.dtype) for _ in range(2)]
+    chunks = [_host_array((layout.batch,) + layout.chunks, layout.dtype) for _ in range(2)]
     stored = [None, None]
 
     def prepare(i, batch):
