@@ -103,7 +103,7 @@ def gpu_available():
     return bool(_load().h5zgpu_gpu_available())
 
 
-_spare_lock = threading.Lock()
+_spare_lock = threading.RLock()   # re-entrant: a collection inside may return another array
 _spare = {}   # bytes -> addresses of library host buffers free for the next array
 HOST_MOST = 128 << 20   # larger chunk buffers (8 chunks of over 16 MiB): ordinary arrays
 
