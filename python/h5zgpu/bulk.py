@@ -23,7 +23,8 @@ import numpy as np
 FILTER_ID = 33900
 MAX_RANK = 32
 # A batch is compressed (or decompressed) together while the previous one is stored (or placed):
-# at most 64 chunks and 64 MiB of values, at least 8 chunks (the batch API keeps 8 or 16 in flight).
+# at most 64 chunks and 64 MiB of values, at least 8 chunks (the batch API keeps 8 or 16 in
+# flight).
 BATCH_CHUNKS = 64
 BATCH_BYTES = 64 << 20
 BATCH_MIN = 8
@@ -229,15 +230,14 @@ def _stored(dset, origin):
     return data
 
 
-def _copy_boxes(layout, array, batch, chunks, start, stop, shape, gather):
-    """Copies between a C-contiguous host array holding the selection [start, stop) of a
-    dataset of shape and the batch's chunk arrays: gather cuts each chunk's part of the
+def _copy_boxes(layout, array, parts, chunks, gather):
+    """Copies between a C-contiguous host array holding a selection and the batch's chunk
+    arrays, parts[k] = (own, sel) of chunk k (_parts): gather cuts each chunk's part of the
     selection out of array into its chunk, scatter places it back (one library call, its rows
     on the library's CPU threads, without the GIL)."""
-    n, r = len(batch), len(shape)
+    n, r = len(parts), array.ndim
     pos = np.empty((3, n, r), dtype=np.uint64)   # in the array, in the chunk, extents
-    for k, o in enumerate(batch):
-        _, own, sel, _ = _parts(o, layout.chunks, shape, start, stop)
+    for k, (own, sel) in enumerate(parts):
         pos[0, k] = [s.start for s in sel]
         pos[1, k] = [s.start for s in own]
         pos[2, k] = [s.stop - s.start for s in own]
@@ -336,8 +336,10 @@ def write(dset, data, selection=None):
     def prepare(i, batch):
         """The batch's chunks as the filter gets them: the selection's values over, where it
         covers a chunk in part, the chunk's stored values or the fill value."""
+        parts = []
         for o, into in zip(batch, cut[i % 2]):
-            inside, _, _, whole = _parts(o, layout.chunks, dset.shape, start, stop)
+            inside, own, sel, whole = _parts(o, layout.chunks, dset.shape, start, stop)
+            parts.append((own, sel))
             if whole and np.prod([s.stop for s in inside]) == layout.full:
                 continue
             old = None if whole else _stored(dset, o)
@@ -345,7 +347,7 @@ def write(dset, data, selection=None):
                 _decompress(layout, [old], [into])
             else:
                 into[...] = layout.fill
-        _copy_boxes(layout, data, batch, cut[i % 2], start, stop, dset.shape, True)
+        _copy_boxes(layout, data, parts, cut[i % 2], True)
 
     def compute(i):
         return _compress(layout, cut[i % 2][:len(batches[i])], space[i % 2])
@@ -397,7 +399,8 @@ def read(dset, selection=None, out=None):
                 chunks[i % 2][k].fill(layout.fill)
 
     def place(i, batch, _):
-        _copy_boxes(layout, into, batch, chunks[i % 2], start, stop, dset.shape, False)
+        parts = [_parts(o, layout.chunks, dset.shape, start, stop)[1:3] for o in batch]
+        _copy_boxes(layout, into, parts, chunks[i % 2], False)
 
     _pipeline(batches, prepare, compute, place)
     if into is not out:
