@@ -111,13 +111,6 @@ h5zgpu_status h5zgpu_params_from_cd_values(size_t n, const unsigned *cd, h5zgpu_
     return H5ZGPU_OK;
 }
 
-/* Whether chunks of these parameters may hold the interpolation's values, which lie on a grid
- * finer than the codes': a rewritten chunk must then give such values back as they are. */
-static int keeps_fine_codes(const h5zgpu_params *p)
-{
-    return p->codec != H5ZGPU_CODEC_FIXED;
-}
-
 /* ---- writing: the runners of hz_write_chunk ------------------------------------------------ */
 
 /* A chunk in host memory, its payloads made on the GPU when t says so, else (or after a GPU
@@ -148,7 +141,7 @@ static const qz_quant *cpu_quant(host_run *h, const h5zgpu_params *p)
     }
     if (!h->quant_ready || h->quant_mode != p->mode || h->quant_eb != p->eb) {
         qz_init(&h->Q, p->mode, p->eb, is_f32, h->any, h->lo, h->hi);
-        h->Q.keep = keeps_fine_codes(p);
+        h->Q.keep = hz_keeps_fine_codes(p);
         qz_choose_fill(&h->Q, F.has_fill, F.fill_bits, &h->census);
         h->quant_ready = 1;
         h->quant_mode = p->mode;
@@ -164,7 +157,7 @@ static hzc_encode_args gpu_args(const h5zgpu_params *p, const void *in, int in_d
                                 void *stream)
 {
     hzc_encode_args a = {.mode = p->mode, .eb = p->eb, .is_f32 = p->dtype == H5ZGPU_FLOAT32,
-                         .keep = keeps_fine_codes(p), .radius = hf_radius(p->radius),
+                         .keep = hz_keeps_fine_codes(p), .radius = hf_radius(p->radius),
                          .has_fill = p->has_fill, .fill_bits = hz_fill_bits(p), .in = in,
                          .in_dev = in_dev, .out = out, .out_dev = out_dev, .fill_shift = shift,
                          .cap = cap, .device = device, .stream = stream};

@@ -1,5 +1,5 @@
 /* Many chunks in one call: the chunks of a device batch that the GPU codes together
- * (batch_fixed.c) first, then the others on up to HZ_BATCH_STREAMS threads at once on the GPU,
+ * (batch_group.c) first, then the others on up to HZ_BATCH_STREAMS threads at once on the GPU,
  * each call with its own workspace and stream (cuda/backend/workspace.cu), so that one chunk's
  * copies, kernels and synchronisations overlap the others'; on the CPU one after another, each
  * spread over the cores. Device buffers always go the GPU way. Either way the bytes are those
@@ -121,7 +121,7 @@ static h5zgpu_status run(hz_batch *b, size_t *done)
     }
     for (size_t i = 0; i < b->count; i++)
         b->st[i] = H5ZGPU_E_INVALID_ARG;   /* not run: after a failure */
-    hz_batch_fixed(b);
+    hz_batch_group(b);
     size_t left = 0;   /* chunks still to run, before any failure */
     for (size_t i = 0; i < b->count && !hz_batch_past_failure(b, i); i++)
         left += !b->taken[i];

@@ -1,5 +1,5 @@
-/* A batch call's state (batch.c), shared with the path that codes fixed-length chunks together
- * on the GPU (batch_fixed.c). */
+/* A batch call's state (batch.c), shared with the path that codes chunks together on the GPU
+ * (batch_group.c). */
 #ifndef H5ZGPU_BATCH_H
 #define H5ZGPU_BATCH_H
 
@@ -12,7 +12,7 @@ typedef struct hz_batch {
     size_t count;
     size_t next;               /* the next chunk to take (atomic) */
     h5zgpu_status *st;         /* each chunk's status */
-    unsigned char *taken;      /* each chunk: done (or failed) by hz_batch_fixed */
+    unsigned char *taken;      /* each chunk: done (or failed) by hz_batch_group */
     const h5zgpu_params *p;    /* compression; NULL: decompression */
     const void *const *in;
     const size_t *in_len;
@@ -34,8 +34,9 @@ void hz_batch_record(hz_batch *b, size_t i, h5zgpu_status st);
 /* Whether chunk i comes after a failure: it need not run (the batch reports the first). */
 int hz_batch_past_failure(hz_batch *b, size_t i);
 
-/* Device batches: the chunks of the fixed-length codec coded together, a pass of launches for
- * a group of chunks; those it did (or that failed) are marked taken, their statuses recorded. */
-void hz_batch_fixed(hz_batch *b);
+/* Device batches: chunks coded together, a pass of launches for a group of chunks (compressing
+ * with the fixed-length or the Huffman codec, decompressing fixed-length chunks); those it did
+ * (or that failed) are marked taken, their statuses recorded. */
+void hz_batch_group(hz_batch *b);
 
 #endif

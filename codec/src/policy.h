@@ -35,6 +35,13 @@ struct hz_runner {
     void *ctx;
 };
 
+/* Whether chunks of these parameters may hold the interpolation's values, which lie on a grid
+ * finer than the codes': a rewritten chunk must then give such values back as they are. */
+static inline int hz_keeps_fine_codes(const h5zgpu_params *p)
+{
+    return p->codec != H5ZGPU_CODEC_FIXED;
+}
+
 /* The largest target ratio H5ZGPU_MODE_RATIO takes. */
 #define HZ_RATIO_MAX 1e6
 

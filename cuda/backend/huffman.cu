@@ -49,29 +49,42 @@ done:
     return st;
 }
 
-/* The ANS form's device state in w->ans: its plan, the axis costs, each element's table entry,
- * then each sub-chunk's words (a 16-byte aligned row each), word count, first word and place
- * among the busy ones, and each group's place. */
+/* The ANS form's device state but its plan: each element's table entry, then each
+ * sub-chunk's words (a 16-byte aligned row each), word count, first word and place among the
+ * busy ones, and each group's place; laid out from p by ans_rest_at. */
+static uint64_t ans_rest_bytes(const hf_geom *g)
+{
+    const uint64_t nsub = hf_ans_nsub(g->n), four = words8(4 * nsub);
+    const uint64_t keys = (2 * (g->n + 8) + 15) & ~(uint64_t)15;
+    return keys + 2 * nsub * HF_ANS_SCRATCH + 3 * four + 8 * nsub;
+}
+
+static void ans_rest_at(uint8_t *p, const hf_geom *g, hf_enc_bufs *b)
+{
+    const uint64_t nsub = hf_ans_nsub(g->n), four = words8(4 * nsub);
+    const uint64_t keys = (2 * (g->n + 8) + 15) & ~(uint64_t)15, words = 2 * nsub * HF_ANS_SCRATCH;
+    b->ans_key = (uint16_t *)p;
+    b->ans_words = (uint16_t *)(p + keys);
+    b->ans_nwords = (uint32_t *)(p + keys + words);
+    b->ans_bidx = (uint32_t *)(p + keys + words + four);
+    b->ans_gidx = (uint32_t *)(p + keys + words + 2 * four);
+    b->ans_woff = (uint64_t *)(p + keys + words + 3 * four);
+}
+
+#define ANS_PLAN_BYTES ((sizeof(hf_ans_plan) + 15) & ~(uint64_t)15)
+
+/* The ANS form's device state in w->ans: its plan, the axis costs, then the rest
+ * (ans_rest_at). */
 static h5zgpu_status ans_bufs(hzc_ws *w, const hf_geom *g, hf_enc_bufs *b,
                               unsigned long long **cost)
 {
-    const uint64_t nsub = hf_ans_nsub(g->n), plan = (sizeof(hf_ans_plan) + 15) & ~(uint64_t)15;
-    const uint64_t words = 2 * nsub * HF_ANS_SCRATCH, four = words8(4 * nsub);
-    const uint64_t keys = (2 * (g->n + 8) + 15) & ~(uint64_t)15;
-    h5zgpu_status st =
-        hzc_buf_need(&w->ans, plan + 64 + keys + words + 3 * four + 8 * nsub, 0);
+    h5zgpu_status st = hzc_buf_need(&w->ans, ANS_PLAN_BYTES + 64 + ans_rest_bytes(g), 0);
     if (st != H5ZGPU_OK)
         return st;
     uint8_t *p = (uint8_t *)w->ans.p;
     b->ans = (hf_ans_plan *)p;
-    *cost = (unsigned long long *)(p + plan);
-    b->ans_key = (uint16_t *)(p + plan + 64);
-    p += keys;
-    b->ans_words = (uint16_t *)(p + plan + 64);
-    b->ans_nwords = (uint32_t *)(p + plan + 64 + words);
-    b->ans_bidx = (uint32_t *)(p + plan + 64 + words + four);
-    b->ans_gidx = (uint32_t *)(p + plan + 64 + words + 2 * four);
-    b->ans_woff = (uint64_t *)(p + plan + 64 + words + 3 * four);
+    *cost = (unsigned long long *)(p + ANS_PLAN_BYTES);
+    ans_rest_at(p + ANS_PLAN_BYTES + 64, g, b);
     return H5ZGPU_OK;
 }
 
@@ -111,6 +124,44 @@ done:
     return st;
 }
 
+/* An encoding's device buffers but the ANS form's, by kind: the tokens, then int32 arrays (the
+ * interpolation's codes, its deltas, its even lattice's deltas); the outlier and verbatim lists,
+ * as long as cap could hold; each sub-chunk's bits; the plan; the tiles' look-back words, then
+ * each sub-chunk's first bit. */
+enum { ENC_TOK, ENC_REC, ENC_SUB, ENC_PLAN, ENC_STATUS, ENC_KINDS };
+
+static void enc_sizes(const hf_geom *g, uint64_t cap, unsigned esize, uint64_t size[ENC_KINDS])
+{
+    const uint64_t kmax_out = cap / 8, kmax_verb = cap / (4 + esize);
+    size[ENC_TOK] = words8(2 * (g->n + 8)) + 8 * g->n + 4 * hf_ip_even_count(g);
+    size[ENC_REC] = words8(8 * kmax_out) + words8(4 * kmax_verb) + 8 * kmax_verb;
+    size[ENC_SUB] = 4 * g->nsub;
+    size[ENC_PLAN] = sizeof(hf_enc_plan);
+    size[ENC_STATUS] = (2 * g->ntiles + g->nsub) * sizeof(unsigned long long);
+}
+
+/* b's buffers of those kinds at at[kind]. */
+static void enc_bufs_at(hf_enc_bufs *b, const hf_geom *g, uint64_t cap, unsigned esize,
+                        uint8_t *const at[ENC_KINDS])
+{
+    /* outliers and verbatim values beyond what cap could hold are not kept */
+    b->kmax_out = cap / 8;
+    b->kmax_verb = cap / (4 + esize);
+    b->tok = (uint16_t *)at[ENC_TOK];
+    b->ip_u = (int32_t *)(at[ENC_TOK] + words8(2 * (g->n + 8)));
+    b->ip_delta = b->ip_u + g->n;
+    b->ip_delta2 = b->ip_delta + g->n;
+    b->verb_bits = (uint64_t *)at[ENC_REC];
+    b->out_pos = (uint32_t *)(at[ENC_REC] + 8 * b->kmax_verb);
+    b->out_delta = (int32_t *)(b->out_pos + b->kmax_out);
+    b->verb_pos = (uint32_t *)((uint8_t *)b->out_pos + words8(8 * b->kmax_out));
+    b->subbits = (uint32_t *)at[ENC_SUB];
+    b->plan = (hf_enc_plan *)at[ENC_PLAN];
+    b->status = (unsigned long long *)at[ENC_STATUS];
+    b->suboff = (uint64_t *)(b->status + 2 * g->ntiles);   /* after the tiles' words */
+    b->cap = cap;
+}
+
 /* The payload is assembled in the workspace and copied out only when it fits cap, so a payload
  * that does not fit leaves out as it was (auto on the device keeps the fixed-length one). */
 h5zgpu_status hzc_huff_encode(const hf_geom *g0, const hzc_encode_args *a,
@@ -124,7 +175,7 @@ h5zgpu_status hzc_huff_encode(const hf_geom *g0, const hzc_encode_args *a,
     const hf_geom *g = &cg;
     unsigned long long *cost;
     const unsigned esize = a->is_f32 ? 4u : 8u;
-    uint64_t rec_bytes, sub_bytes;
+    uint64_t size[ENC_KINDS];
     uint8_t *out = a->out;
     h5zgpu_status st;
     if ((st = hzc_begin_encode(&c, a, g0->n, &d_in, &Q, r, &out)) != H5ZGPU_OK)
@@ -134,36 +185,21 @@ h5zgpu_status hzc_huff_encode(const hf_geom *g0, const hzc_encode_args *a,
     if ((st = ans_bufs(w, g0, &b, &cost)) != H5ZGPU_OK ||
         (st = choose_axes(&c, g0, &Q, cost, a->trace, &d_in, &b.axes, &cg)) != H5ZGPU_OK)
         goto done;
-
-    /* outliers and verbatim values beyond what cap could hold are not kept */
-    b.kmax_out = a->cap / 8;
-    b.kmax_verb = a->cap / (4 + esize);
-    rec_bytes = words8(8 * b.kmax_out) + words8(4 * b.kmax_verb) + 8 * b.kmax_verb;
-    sub_bytes = 4 * g->nsub;
-    /* tokens, then int32 arrays: interpolation's codes, its deltas, its even lattice's deltas */
-    if ((st = hzc_buf_need(&w->tok, words8(2 * (g->n + 8)) + 8 * g->n + 4 * hf_ip_even_count(g),
-                           0)) != H5ZGPU_OK ||
-        (st = hzc_buf_need(&w->rec, rec_bytes, 0)) != H5ZGPU_OK ||
-        (st = hzc_buf_need(&w->sub, sub_bytes, 0)) != H5ZGPU_OK ||
-        (st = hzc_buf_need(&w->plan, sizeof(hf_enc_plan), 0)) != H5ZGPU_OK ||
-        (st = hzc_buf_need(&w->status, (2 * g->ntiles + g->nsub) * sizeof(unsigned long long),
-                           0)) != H5ZGPU_OK ||
+    enc_sizes(g, a->cap, esize, size);
+    if ((st = hzc_buf_need(&w->tok, size[ENC_TOK], 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->rec, size[ENC_REC], 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->sub, size[ENC_SUB], 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->plan, size[ENC_PLAN], 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->status, size[ENC_STATUS], 0)) != H5ZGPU_OK ||
         (st = hzc_buf_need(&w->fin, a->cap, 0)) != H5ZGPU_OK)
         goto done;
-    b.tok = (uint16_t *)w->tok.p;
-    b.ip_u = (int32_t *)((uint8_t *)w->tok.p + words8(2 * (g->n + 8)));
-    b.ip_delta = b.ip_u + g->n;
-    b.ip_delta2 = b.ip_delta + g->n;
-    b.verb_bits = (uint64_t *)w->rec.p;
-    b.out_pos = (uint32_t *)((uint8_t *)w->rec.p + 8 * b.kmax_verb);
-    b.out_delta = (int32_t *)(b.out_pos + b.kmax_out);
-    b.verb_pos = (uint32_t *)((uint8_t *)b.out_pos + words8(8 * b.kmax_out));
-    b.subbits = (uint32_t *)w->sub.p;
-    b.status = (unsigned long long *)w->status.p;
-    b.suboff = (uint64_t *)(b.status + 2 * g->ntiles);   /* after the tiles' words */
-    b.plan = (hf_enc_plan *)w->plan.p;
+    {
+        uint8_t *const at[ENC_KINDS] = {(uint8_t *)w->tok.p, (uint8_t *)w->rec.p,
+                                        (uint8_t *)w->sub.p, (uint8_t *)w->plan.p,
+                                        (uint8_t *)w->status.p};
+        enc_bufs_at(&b, g, a->cap, esize, at);
+    }
     b.dst = (uint8_t *)w->fin.p;
-    b.cap = a->cap;
     b.tok_copy = a->trace ? a->trace->tok : NULL;
     CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c.s), "reset of the counters");
     CK(hzc_huff_launch_encode(g, &Q, a->radius, d_in, &b, w->sc, w->sms, c.s),
@@ -175,6 +211,220 @@ h5zgpu_status hzc_huff_encode(const hf_geom *g0, const hzc_encode_args *a,
     st = hzc_finish_encode(&c, a, out, b.dst, w->hsc->bytes_total, Q.eb, "Huffman", r);
 done:
     hzc_call_end(&c, st);
+    return st;
+}
+
+/* Rounds a byte count up to whole 16-byte rows, to lay a batch's chunks one after another. */
+static uint64_t rows16(uint64_t n)
+{
+    return (n + 15) & ~(uint64_t)15;
+}
+
+/* A batch's per-chunk arrays in the workspace, on the device and pinned on the host in the same
+ * layout: each chunk's encoding arguments, quantiser, values, counters and axis costs. */
+typedef struct batch_arrays {
+    hf_enc_args *args, *hargs;
+    qz_quant *Qs, *hQs;
+    const void **ins, **hins;
+    hzc_scalars *sc, *hsc;
+    unsigned long long *cost, *hcost;
+} batch_arrays;
+
+static h5zgpu_status batch_arrays_need(hzc_ws *w, unsigned count, batch_arrays *B)
+{
+    const uint64_t size[5] = {rows16(count * sizeof(hf_enc_args)),
+                              rows16(count * sizeof(qz_quant)), rows16(count * sizeof(void *)),
+                              rows16(count * sizeof(hzc_scalars)),
+                              rows16(count * 6 * sizeof(unsigned long long))};
+    uint64_t at[5], total = 0;
+    for (int k = 0; k < 5; k++) {
+        at[k] = total;
+        total += size[k];
+    }
+    h5zgpu_status st;
+    if ((st = hzc_buf_need(&w->jobs, total, 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->hjobs, total, 1)) != H5ZGPU_OK)
+        return st;
+    uint8_t *d = (uint8_t *)w->jobs.p, *h = (uint8_t *)w->hjobs.p;
+    B->args = (hf_enc_args *)(d + at[0]), B->hargs = (hf_enc_args *)(h + at[0]);
+    B->Qs = (qz_quant *)(d + at[1]), B->hQs = (qz_quant *)(h + at[1]);
+    B->ins = (const void **)(d + at[2]), B->hins = (const void **)(h + at[2]);
+    B->sc = (hzc_scalars *)(d + at[3]), B->hsc = (hzc_scalars *)(h + at[3]);
+    B->cost = (unsigned long long *)(d + at[4]), B->hcost = (unsigned long long *)(h + at[4]);
+    return H5ZGPU_OK;
+}
+
+/* The axis order of each chunk (0 where the chunk is not 3-D or the bound is PWREL's): their
+ * costs in one launch, one synchronisation, the choices on the host. */
+static h5zgpu_status batch_axes(hzc_call *c, const hf_geom *g0, const hzc_encode_args *a,
+                                unsigned count, const batch_arrays *B, unsigned *axes)
+{
+    h5zgpu_status st = H5ZGPU_OK;
+    for (unsigned i = 0; i < count; i++)
+        axes[i] = 0;
+    if (g0->dim != 3 || a->mode == H5ZGPU_MODE_PWREL)
+        return H5ZGPU_OK;
+    CK(cudaMemcpyAsync(B->Qs, B->hQs, count * sizeof(qz_quant), cudaMemcpyHostToDevice, c->s),
+       "upload of the quantisers");
+    CK(hf_axes_launch_cost_many(g0, &B->hQs[0], B->Qs, B->ins, count, B->cost, c->s),
+       "launch of the axis costs");
+    CK(cudaMemcpyAsync(B->hcost, B->cost, count * 6 * sizeof(unsigned long long),
+                       cudaMemcpyDeviceToHost, c->s),
+       "download of the axis costs");
+    CK(hzc_wait(c), "the axis costs");
+    for (unsigned i = 0; i < count; i++)
+        axes[i] = hf_axes_choose(B->hcost + 6 * i, B->hcost + 6 * i + 3);
+done:
+    return st;
+}
+
+static int same_shape(const hf_geom *x, const hf_geom *y)
+{
+    return x->nz == y->nz && x->ny == y->ny && x->nx == y->nx;
+}
+
+/* Chunk i's values at in[i] and payload to out[i] (4-aligned; a->fill_shift further, also
+ * 4-aligned, when it holds fill), both in device memory; a gives the rest, alike for all. The
+ * statistics of every chunk, one synchronisation, their quantisers on the host; their axis
+ * orders (batch_axes) and the permuted copies; then the encodings of each coded shape's chunks
+ * in one pass of launches (a grid layer a chunk, hzc_huff_launch_encode_many), and one more
+ * synchronisation. The same bytes as hzc_huff_encode, each payload written where it fits cap
+ * (each[i] H5ZGPU_OK), else nothing (H5ZGPU_E_OUTPUT_TOO_SMALL). */
+h5zgpu_status hzc_huff_encode_batch(const hf_geom *g0, const hzc_encode_args *a, unsigned count,
+                                    const void *const *in, uint8_t *const *out,
+                                    hzc_encode_result *r, h5zgpu_status *each)
+{
+    hzc_call c;
+    batch_arrays B;
+    const unsigned esize = a->is_f32 ? 4u : 8u;
+    const uint64_t raw = g0->n * esize, rest = rows16(ans_rest_bytes(g0));
+    uint64_t stride[ENC_KINDS] = {0}, size[ENC_KINDS];
+    unsigned *axes = (unsigned *)malloc(count * sizeof *axes);
+    unsigned *order = (unsigned *)malloc(count * sizeof *order);
+    hf_geom *cg = (hf_geom *)malloc(count * sizeof *cg);
+    int any_axes = 0;
+    uint8_t *coded = NULL, *ans;
+    h5zgpu_status st = H5ZGPU_OK;
+    c.ws = NULL;
+    c.prev_device = -1;
+    if (!axes || !order || !cg) {
+        st = hz_fail(H5ZGPU_E_NOMEM, "no host memory for a batch of %u chunks", count);
+        goto done;
+    }
+    if ((st = hzc_call_begin(&c, a->device, a->stream)) != H5ZGPU_OK)
+        goto done;
+    hzc_ws *w;
+    w = c.ws;
+    if ((st = batch_arrays_need(w, count, &B)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->part, count * sizeof(hzc_minmax) * HZC_STATS_CTAS, 0)) !=
+            H5ZGPU_OK)
+        goto done;
+
+    /* statistics: the quantisers */
+    for (unsigned i = 0; i < count; i++)
+        B.hins[i] = in[i];
+    CK(cudaMemcpyAsync(B.ins, B.hins, count * sizeof(void *), cudaMemcpyHostToDevice, c.s),
+       "upload of the inputs' places");
+    CK(cudaMemsetAsync(B.sc, 0, count * sizeof(hzc_scalars), c.s), "reset of the counters");
+    CK(hzc_launch_stats_batch(B.ins, count, g0->n, a->is_f32, a->mode == H5ZGPU_MODE_PWREL,
+                              a->has_fill, a->fill_bits, (hzc_minmax *)w->part.p, B.sc, w->sms,
+                              c.s),
+       "launch of the statistics kernel");
+    if ((st = hzc_sync_many(&c, B.hsc, B.sc, count)) != H5ZGPU_OK)
+        goto done;
+    for (unsigned i = 0; i < count; i++) {
+        hzc_quant_from(&B.hsc[i], a, &B.hQs[i]);
+        r[i].held_fill = B.hQs[i].has_fill;
+        r[i].fill_bits = B.hQs[i].fill_bits;
+    }
+
+    /* the axis orders, the coded arrays' shapes and the buffers, the largest a chunk needs */
+    if ((st = batch_axes(&c, g0, a, count, &B, axes)) != H5ZGPU_OK)
+        goto done;
+    for (unsigned i = 0; i < count; i++) {
+        cg[i] = *g0;
+        if (axes[i])
+            hf_axes_geom(g0, axes[i], &cg[i]);
+        any_axes |= axes[i] != 0;
+        enc_sizes(&cg[i], a->cap, esize, size);
+        for (int k = 0; k < ENC_KINDS; k++)
+            stride[k] = rows16(size[k]) > stride[k] ? rows16(size[k]) : stride[k];
+    }
+    if ((st = hzc_buf_need(&w->tok, count * stride[ENC_TOK], 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->rec, count * stride[ENC_REC], 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->sub, count * stride[ENC_SUB], 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->plan, count * stride[ENC_PLAN], 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->status, count * stride[ENC_STATUS], 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->ans, count * (ANS_PLAN_BYTES + rest), 0)) != H5ZGPU_OK ||
+        (any_axes && (st = hzc_buf_need(&w->coded, count * raw, 0)) != H5ZGPU_OK))
+        goto done;
+    coded = (uint8_t *)w->coded.p;
+    ans = (uint8_t *)w->ans.p;   /* the chunks' ANS plans, then the rest of their state */
+    for (unsigned i = 0; i < count; i++)
+        if (axes[i])
+            CK(hf_axes_launch_copy(g0, axes[i], a->is_f32, 1, in[i], coded + i * raw, w->sms,
+                                   c.s),
+               "launch of the axis order's copy");
+
+    /* the chunks grouped by coded shape (in the order the shapes first come), each group's
+     * arguments side by side */
+    for (unsigned i = 0, placed = 0; i < count; i++) {
+        int seen = 0;
+        for (unsigned j = 0; j < i && !seen; j++)
+            seen = same_shape(&cg[j], &cg[i]);
+        for (unsigned j = i; j < count && !seen; j++)
+            if (same_shape(&cg[j], &cg[i]))
+                order[placed++] = j;
+    }
+    for (unsigned j = 0; j < count; j++) {
+        const unsigned i = order[j];
+        hf_enc_args *e = &B.hargs[j];
+        uint8_t *const at[ENC_KINDS] = {
+            (uint8_t *)w->tok.p + i * stride[ENC_TOK], (uint8_t *)w->rec.p + i * stride[ENC_REC],
+            (uint8_t *)w->sub.p + i * stride[ENC_SUB], (uint8_t *)w->plan.p + i * stride[ENC_PLAN],
+            (uint8_t *)w->status.p + i * stride[ENC_STATUS]};
+        memset(e, 0, sizeof *e);
+        e->g = cg[i];
+        e->Q = B.hQs[i];
+        e->R = a->radius;
+        e->in = axes[i] ? (const void *)(coded + i * raw) : in[i];
+        enc_bufs_at(&e->b, &cg[i], a->cap, esize, at);
+        e->b.ans = (hf_ans_plan *)(ans + i * ANS_PLAN_BYTES);
+        ans_rest_at(ans + count * ANS_PLAN_BYTES + i * rest, &cg[i], &e->b);
+        e->b.axes = axes[i];
+        e->b.dst = out[i] + (e->Q.has_fill ? a->fill_shift : 0);
+        e->sc = B.sc + i;
+        e->count = 1;
+    }
+    CK(cudaMemcpyAsync(B.args, B.hargs, count * sizeof(hf_enc_args), cudaMemcpyHostToDevice, c.s),
+       "upload of the chunks' arguments");
+    CK(cudaMemsetAsync(w->plan.p, 0, count * stride[ENC_PLAN], c.s), "reset of the plans");
+    CK(cudaMemsetAsync(w->status.p, 0, count * stride[ENC_STATUS], c.s),
+       "reset of the look-back status");
+    CK(cudaMemsetAsync(ans, 0, count * ANS_PLAN_BYTES, c.s), "reset of the ANS counts");
+    CK(cudaMemsetAsync(B.sc, 0, count * sizeof(hzc_scalars), c.s), "reset of the counters");
+    for (unsigned j = 0, k; j < count; j += k) {   /* a launch pass a coded shape */
+        for (k = 1; j + k < count && same_shape(&cg[order[j + k]], &cg[order[j]]); k++)
+            ;
+        hf_enc_args first = B.hargs[j];
+        first.many = B.args + j;
+        first.count = k;
+        CK(hzc_huff_launch_encode_many(&first, w->sms, c.s),
+           "launch of the Huffman compression kernels");
+    }
+    if ((st = hzc_sync_many(&c, B.hsc, B.sc, count)) != H5ZGPU_OK)
+        goto done;
+    for (unsigned i = 0; i < count; i++) {
+        r[i].len = B.hsc[i].bytes_total;
+        r[i].eb_abs = B.hQs[i].eb;
+        r[i].sum = B.hsc[i].sum;
+        each[i] = r[i].len > a->cap ? H5ZGPU_E_OUTPUT_TOO_SMALL : H5ZGPU_OK;
+    }
+done:
+    hzc_call_end(&c, st);
+    free(axes);
+    free(order);
+    free(cg);
     return st;
 }
 

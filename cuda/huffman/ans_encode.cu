@@ -8,8 +8,9 @@
  * table is the element's class and the context its successor in the tile-major order gives
  * (none past a sub-chunk's end). Most of a warp's 32 elements share lane 0's key: those take
  * one shared add, the others one each. */
-__global__ void __launch_bounds__(HF_THREADS) hf_ans_count_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS) hf_ans_count_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     extern __shared__ uint32_t h_s[];
     hf_ans_plan *A = a.b.ans;
     const unsigned pred = a.b.plan->pred, span = 2 * a.R, ntab = hf_ans_tables_of(pred);
@@ -130,8 +131,9 @@ __device__ unsigned long long hf_ans_table_nibbles_warp(const uint32_t *f, unsig
 
 /* A warp a table: its tokens, frequencies (hf_ans_normalize) and nibbles, then the packed
  * entries; thread 0 lays the tables one after another. */
-__global__ void __launch_bounds__(HF_ANS_TABLES * 32) hf_ans_norm_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_ANS_TABLES * 32) hf_ans_norm_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     hf_ans_plan *A = a.b.ans;
     const unsigned ntab = hf_ans_tables_of(a.b.plan->pred), span = 2 * a.R;
     const unsigned lane = threadIdx.x & 31u, b = threadIdx.x >> 5;
@@ -261,8 +263,9 @@ __device__ __forceinline__ bool hf_ans_idle(const uint4 *tv, unsigned cnt, unsig
  * the state's own chain: a sub-chunk is a serial run of 4096 steps, and on a chunk of a few
  * MiB (a few dozen sub-chunks) its length is the encoder's time. Words leave eight at a
  * time. */
-__global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_encode_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_encode_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     extern __shared__ uint32_t fc_s[];
     const hf_ans_plan *A = a.b.ans;
     const hf_enc_plan *P = a.b.plan;
@@ -314,8 +317,9 @@ __global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_encode_kernel(const hf_
 /* One CTA: each sub-chunk's first word and its place among the busy ones (exclusive sums),
  * the ANS payload's size, and the choice: the ANS form when strictly smaller than the Huffman
  * form hf_enc_choose_kernel kept. */
-__global__ void __launch_bounds__(HF_ONE_THREADS) hf_ans_choose_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_ONE_THREADS) hf_ans_choose_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     hf_ans_plan *A = a.b.ans;
     hf_enc_plan *P = a.b.plan;
     const uint64_t nsub = hf_ans_nsub(a.g.n), groups = hf_ans_groups(nsub);
@@ -397,8 +401,9 @@ __device__ unsigned hf_nib_or(uint8_t *p, uint64_t k, uint32_t v)
 /* A CTA a table: its nibbles (hf_ans_table_put) after the tables before it, each thread a run
  * of tokens at the place the CTA's scan of their nibble counts gives; a run of zero
  * frequencies is written where it starts. */
-__global__ void __launch_bounds__(HF_THREADS) hf_ans_tables_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS) hf_ans_tables_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     const hf_enc_plan *P = a.b.plan;
     const hf_ans_plan *A = a.b.ans;
     const unsigned b = blockIdx.x;
@@ -442,8 +447,9 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ans_tables_kernel(const hf_enc_
 
 /* The ANS sections of the zeroed payload (when chosen) but the tables: the count of busy
  * sub-chunks, the bitmap and word counts, then each sub-chunk's words a warp each. */
-__global__ void __launch_bounds__(HF_THREADS) hf_ans_place_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS) hf_ans_place_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     const hf_enc_plan *P = a.b.plan;
     const hf_ans_plan *A = a.b.ans;
     if (P->too_small || P->form != HF_FORM_ANS)
@@ -486,8 +492,7 @@ cudaError_t hf_ans_launch_encode(const hf_enc_args &a, int sms, cudaStream_t s)
     const unsigned smem = hf_ans_smem(a.R), enc_smem = hf_ans_enc_smem(a.R);
     const uint64_t nsub = hf_ans_nsub(a.g.n);
     cudaError_t e;
-    if ((e = cudaMemsetAsync(a.b.ans->count, 0, sizeof a.b.ans->count, s)) != cudaSuccess ||
-        (e = cudaFuncSetAttribute(hf_ans_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    if ((e = cudaFuncSetAttribute(hf_ans_count_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   HF_ANS_SMEM_MAX)) != cudaSuccess ||
         (e = cudaFuncSetAttribute(hf_ans_encode_kernel,
                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -495,19 +500,19 @@ cudaError_t hf_ans_launch_encode(const hf_enc_args &a, int sms, cudaStream_t s)
         return e;
     /* a few CTAs a multiprocessor, each clearing and adding its counts once */
     const unsigned count_grid =
-        a.g.ntiles < hf_grid(sms) ? (unsigned)a.g.ntiles : hf_grid(sms);
-    hf_ans_count_kernel<<<count_grid, HF_THREADS, smem, s>>>(a);
-    hf_ans_norm_kernel<<<1, HF_ANS_TABLES * 32, 0, s>>>(a);
-    hf_ans_encode_kernel<<<hf_sub_grid(nsub, 1, HF_ANS_THREADS), HF_ANS_THREADS, enc_smem,
-                           s>>>(a);
-    hf_ans_choose_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
+        a.g.ntiles < hf_grid_each(sms, a) ? (unsigned)a.g.ntiles : hf_grid_each(sms, a);
+    hf_ans_count_kernel<<<hf_layers(count_grid, a), HF_THREADS, smem, s>>>(a);
+    hf_ans_norm_kernel<<<hf_layers(1, a), HF_ANS_TABLES * 32, 0, s>>>(a);
+    hf_ans_encode_kernel<<<hf_layers(hf_sub_grid(nsub, 1, HF_ANS_THREADS), a), HF_ANS_THREADS,
+                           enc_smem, s>>>(a);
+    hf_ans_choose_kernel<<<hf_layers(1, a), HF_ONE_THREADS, 0, s>>>(a);
     return cudaGetLastError();
 }
 
 cudaError_t hf_ans_launch_place(const hf_enc_args &a, int sms, cudaStream_t s)
 {
-    hf_ans_tables_kernel<<<HF_ANS_TABLES, HF_THREADS, 0, s>>>(a);
-    hf_ans_place_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
+    hf_ans_tables_kernel<<<hf_layers(HF_ANS_TABLES, a), HF_THREADS, 0, s>>>(a);
+    hf_ans_place_kernel<<<hf_layers(hf_grid_each(sms, a), a), HF_THREADS, 0, s>>>(a);
     return cudaGetLastError();
 }
 

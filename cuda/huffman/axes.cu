@@ -15,11 +15,18 @@ __device__ __forceinline__ double hf_axes_arg(const qz_quant &Q, const T *in, ui
 }
 
 /* A CTA a sample run: its sampled tile's terms along each axis, summed into cost[0..2] and
- * their counts into cost[3..5]. */
+ * their counts into cost[3..5]. Chunks costed together (Qs and ins given) take grid layer
+ * blockIdx.z each, their quantiser, values and costs (6 a chunk after cost) their own. */
 template <typename T>
 __global__ void __launch_bounds__(HF_AXES_THREADS)
-    hf_axes_cost_kernel(const hf_geom g, const qz_quant Q, const T *in, unsigned long long *cost)
+    hf_axes_cost_kernel(const hf_geom g, qz_quant Q, const T *in, unsigned long long *cost,
+                        const qz_quant *Qs, const void *const *ins)
 {
+    if (ins) {
+        Q = Qs[blockIdx.z];
+        in = (const T *)ins[blockIdx.z];
+        cost += 6 * blockIdx.z;
+    }
     const uint64_t t = hf_sample_tile(&g, blockIdx.x);
     if (t >= g.ntiles)
         return;
@@ -51,20 +58,35 @@ __global__ void __launch_bounds__(HF_AXES_THREADS)
     }
 }
 
-cudaError_t hf_axes_launch_cost(const hf_geom *g, const qz_quant *Q, const void *in,
-                                unsigned long long *cost, cudaStream_t s)
+static cudaError_t hf_axes_cost_as(const hf_geom *g, const qz_quant *Q, const void *in,
+                                   unsigned long long *cost, const qz_quant *Qs,
+                                   const void *const *ins, unsigned count, cudaStream_t s)
 {
-    cudaError_t e = cudaMemsetAsync(cost, 0, 6 * sizeof *cost, s);
+    cudaError_t e = cudaMemsetAsync(cost, 0, 6 * count * sizeof *cost, s);
     const unsigned runs = (unsigned)hf_sample_runs(g);
     if (e != cudaSuccess || runs == 0)
         return e;
+    const dim3 grid(runs, 1, count);
     if (Q->is_f32)
         hf_axes_cost_kernel<float>
-            <<<runs, HF_AXES_THREADS, 0, s>>>(*g, *Q, (const float *)in, cost);
+            <<<grid, HF_AXES_THREADS, 0, s>>>(*g, *Q, (const float *)in, cost, Qs, ins);
     else
         hf_axes_cost_kernel<double>
-            <<<runs, HF_AXES_THREADS, 0, s>>>(*g, *Q, (const double *)in, cost);
+            <<<grid, HF_AXES_THREADS, 0, s>>>(*g, *Q, (const double *)in, cost, Qs, ins);
     return cudaGetLastError();
+}
+
+cudaError_t hf_axes_launch_cost(const hf_geom *g, const qz_quant *Q, const void *in,
+                                unsigned long long *cost, cudaStream_t s)
+{
+    return hf_axes_cost_as(g, Q, in, cost, NULL, NULL, 1, s);
+}
+
+cudaError_t hf_axes_launch_cost_many(const hf_geom *g, const qz_quant *Q0, const qz_quant *Qs,
+                                     const void *const *ins, unsigned count,
+                                     unsigned long long *cost, cudaStream_t s)
+{
+    return hf_axes_cost_as(g, Q0, NULL, cost, Qs, ins, count, s);
 }
 
 /* The copies between the chunk and the coded array. When the coded array's x is the chunk's x
@@ -155,10 +177,14 @@ static void hf_axes_copy_as(const hf_geom *g, unsigned axes, int gather, const v
     const hf_axes_map m = hf_axes_map_of(g, axes);
     unsigned a[3];
     hf_axes_of(axes, a);
-    const unsigned grid = hf_grid(sms) * 4u;
+    /* grid-stride copies: enough CTAs to fill the GPU, no more than the items (a small chunk's
+     * copy is then one short wave, not 16 CTAs an SM waiting to start) */
+    const uint64_t most = (uint64_t)hf_grid(sms) * 4u;
     const T *in = (const T *)src;
     T *out = (T *)dst;
     if (a[2] == 2) {
+        const uint64_t rows = (g->n + HF_AXES_THREADS - 1) / HF_AXES_THREADS;
+        const unsigned grid = (unsigned)(rows < most ? rows : most);
         if (gather)
             hf_axes_rows_kernel<T, true><<<grid, HF_AXES_THREADS, 0, s>>>(m, g->n, in, out);
         else
@@ -166,6 +192,8 @@ static void hf_axes_copy_as(const hf_geom *g, unsigned axes, int gather, const v
         return;
     }
     const unsigned A = a[0] == 2 ? 0u : 1u;   /* the coded axis that is the chunk's x */
+    const uint64_t tiles = m.n[1 - A] * ((m.n[A] + 31) / 32) * ((m.n[2] + 31) / 32);
+    const unsigned grid = (unsigned)(tiles < most ? tiles : most);
     const dim3 block(32, 8);
     if (gather)
         hf_axes_tile_kernel<T, true><<<grid, block, 0, s>>>(m, A, in, out);

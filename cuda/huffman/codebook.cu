@@ -4,8 +4,9 @@
 
 /* Form 0's commonest token (huff_cpu.c's rs, ties to the lowest: the largest key) and which of
  * forms 1 and 2 may win: all that the forms' token counts need, known before any codebook. */
-__global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_may_win_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_may_win_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     hf_enc_plan *P = a.b.plan;
     __shared__ unsigned long long best_s, small_s;
     const unsigned R = a.R;
@@ -115,8 +116,9 @@ __device__ void hf_lengths(const uint16_t *order, const uint32_t *w, unsigned m,
  * (blockIdx.x), all three side by side: ranks by (count, token) in parallel, the two-queue
  * construction on one thread, then hf_canonical's codes by one warp. Each form's codebook is a
  * candidate for hf_enc_choose_kernel. */
-__global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_codebook_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_codebook_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     hf_enc_plan *P = a.b.plan;
     const unsigned form = blockIdx.x;
     if (form != HF_FORM_CODES && !P->may[form])
@@ -230,8 +232,9 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_codebook_kernel(const h
 /* huff_cpu.c's choice: form 0, then forms 1 and 2 in that order when they may win, each
  * replacing the best so far when strictly smaller. The plan takes the winner's codebook (the
  * candidates' entries past their forms' tokens are zero, as the plan's are). */
-__global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_choose_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_choose_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     hf_enc_plan *P = a.b.plan;
     unsigned form = HF_FORM_CODES;
     for (unsigned f = HF_FORM_RUNS; f <= HF_FORM_PAIRS; f++)
@@ -255,7 +258,7 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_choose_kernel(const hf_
 
 cudaError_t hf_enc_launch_may_win(const hf_enc_args &a, cudaStream_t s)
 {
-    hf_enc_may_win_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
+    hf_enc_may_win_kernel<<<hf_layers(1, a), HF_ONE_THREADS, 0, s>>>(a);
     return cudaGetLastError();
 }
 
@@ -266,7 +269,7 @@ cudaError_t hf_enc_launch_codebooks(const hf_enc_args &a, cudaStream_t s)
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, HF_SMEM_BOOK);
     if (e != cudaSuccess)
         return e;
-    hf_enc_codebook_kernel<<<3, HF_ONE_THREADS, HF_SMEM_BOOK, s>>>(a);
-    hf_enc_choose_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
+    hf_enc_codebook_kernel<<<hf_layers(3, a), HF_ONE_THREADS, HF_SMEM_BOOK, s>>>(a);
+    hf_enc_choose_kernel<<<hf_layers(1, a), HF_ONE_THREADS, 0, s>>>(a);
     return cudaGetLastError();
 }

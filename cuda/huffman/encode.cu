@@ -1,27 +1,20 @@
-/* The Huffman encoder's pipeline on one stream, one chunk: the stages of hf_encode_cpu in the
- * order their results are needed. What each stage reads and writes is said at its launcher
- * (huff_device.cuh); the plan (stages.h) carries the counts and the codebook between them. */
+/* The Huffman encoder's pipeline on one stream: the stages of hf_encode_cpu in the order their
+ * results are needed, for one chunk or for chunks coded together (a grid layer each). What each
+ * stage reads and writes is said at its launcher (huff_device.cuh); the plan (stages.h) carries
+ * the counts and the codebook between them. */
 #include "huff_device.cuh"
 
-cudaError_t hzc_huff_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned radius,
-                                   const void *in, const hf_enc_bufs *b, hzc_scalars *sc,
-                                   int sms, cudaStream_t s)
+static cudaError_t launch_stages(const hf_enc_args &a, int sms, cudaStream_t s)
 {
-    hf_enc_args a = {*g, *Q, radius, in, *b, sc};
     cudaError_t e;
-    if ((e = cudaMemsetAsync(b->plan, 0, sizeof(hf_enc_plan), s)) != cudaSuccess ||
-        (e = cudaMemsetAsync(b->status, 0, 2 * g->ntiles * sizeof(unsigned long long), s)) !=
-            cudaSuccess)
-        return e;
     /* the predictor: values -> plan->cost (Lorenzo orders) -> plan->cost_ip, plan->pred */
     if ((e = hf_enc_launch_sample(a, s)) != cudaSuccess ||
-        (e = hf_ip_launch_encode(g, Q, radius, in, b->tok, b->ip_u, b->ip_delta, b->ip_delta2,
-                                 b->plan, s)) != cudaSuccess)
+        (e = hf_ip_launch_encode(a, s)) != cudaSuccess)
         return e;
     /* tokens: values (or the interpolation's deltas) -> tok, plan->hist, outliers, verbatims */
     if ((e = hf_enc_launch_tokens(a, s)) != cudaSuccess ||
-        (b->tok_copy && (e = cudaMemcpyAsync(b->tok_copy, b->tok, g->n * sizeof *b->tok,
-                                             cudaMemcpyDeviceToHost, s)) != cudaSuccess))
+        (a.b.tok_copy && (e = cudaMemcpyAsync(a.b.tok_copy, a.b.tok, a.g.n * sizeof *a.b.tok,
+                                              cudaMemcpyDeviceToHost, s)) != cudaSuccess))
         return e;
     /* the codebook: plan->hist -> plan->may -> plan->hist_alt -> plan->book[] -> the choice */
     if ((e = hf_enc_launch_may_win(a, s)) != cudaSuccess ||
@@ -33,4 +26,23 @@ cudaError_t hzc_huff_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned
         return e;
     /* the payload: tok + the chosen codebook, or the ANS sub-chunks -> dst, sc->sum */
     return hf_enc_launch_stream(a, sms, s);
+}
+
+cudaError_t hzc_huff_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned radius,
+                                   const void *in, const hf_enc_bufs *b, hzc_scalars *sc,
+                                   int sms, cudaStream_t s)
+{
+    hf_enc_args a = {*g, *Q, radius, in, *b, sc, NULL, 1};
+    cudaError_t e;
+    if ((e = cudaMemsetAsync(b->plan, 0, sizeof(hf_enc_plan), s)) != cudaSuccess ||
+        (e = cudaMemsetAsync(b->status, 0, 2 * g->ntiles * sizeof(unsigned long long), s)) !=
+            cudaSuccess ||
+        (e = cudaMemsetAsync(b->ans->count, 0, sizeof b->ans->count, s)) != cudaSuccess)
+        return e;
+    return launch_stages(a, sms, s);
+}
+
+cudaError_t hzc_huff_launch_encode_many(const hf_enc_args *a0, int sms, cudaStream_t s)
+{
+    return launch_stages(*a0, sms, s);
 }

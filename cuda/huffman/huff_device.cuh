@@ -65,16 +65,17 @@ __device__ __forceinline__ uint64_t hf_size(const hf_geom &g, unsigned esize, un
            hf_pad4((bits + 7) / 8) + 8 * n_out + (4 + esize) * n_verb;
 }
 
-/* The arguments of every encoding kernel: the chunk, its quantiser and radius, its values, the
- * device buffers (plan included) and the call's counters. */
-struct hf_enc_args {
-    hf_geom g;
-    qz_quant Q;
-    unsigned R;
-    const void *in;
-    hf_enc_bufs b;
-    hzc_scalars *sc;
-};
+/* The arguments of the chunk this CTA codes (hf_enc_args, stages.h). */
+__device__ __forceinline__ hf_enc_args hf_enc_at(const hf_enc_args &a)
+{
+    return a.many ? a.many[blockIdx.z] : a;
+}
+
+/* A launch's grid: x CTAs a chunk (y: 1), a layer a chunk. */
+static inline dim3 hf_layers(unsigned x, const hf_enc_args &a)
+{
+    return dim3(x, 1, a.count);
+}
 
 
 /* The arguments of every decoding kernel. */
@@ -114,6 +115,13 @@ static inline unsigned hf_grid(int sms)
     return (unsigned)(sms > 0 ? sms : 1) * 4u;
 }
 
+/* The same shared by the chunks of a launch: at least two CTAs a chunk. */
+static inline unsigned hf_grid_each(int sms, const hf_enc_args &a)
+{
+    const unsigned g = hf_grid(sms) / a.count;
+    return g < 2u ? 2u : g;
+}
+
 /* CTAs of `threads` for `per` threads a sub-chunk */
 static inline unsigned hf_sub_grid(uint64_t nsub, unsigned per, unsigned threads)
 {
@@ -128,7 +136,7 @@ static cudaError_t hf_tile_launch(K kernel, unsigned grid, unsigned smem, const 
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess)
         return e;
-    kernel<<<grid, HF_THREADS, smem, s>>>(a);
+    kernel<<<hf_layers(grid, a), HF_THREADS, smem, s>>>(a);
     return cudaGetLastError();
 }
 
@@ -140,11 +148,9 @@ cudaError_t hf_enc_launch_sample(const hf_enc_args &a, cudaStream_t s);
 /* interp.cu: the interpolation candidate, when plan->cost says it is worth trying: its cost
  * over the sampled tiles into plan->cost_ip, the predictor into plan->pred; when that is the
  * interpolation, its tokens under radius R into tok (HF_TOK_VERBATIM_MARK for a verbatim
- * value) and an outlier's delta at its place in delta (else tok is left partly written).
- * u (n int32) and delta2 (hf_ip_even_count int32) are scratch. */
-cudaError_t hf_ip_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned R, const void *in,
-                                uint16_t *tok, int32_t *u, int32_t *delta, int32_t *delta2,
-                                hf_enc_plan *plan, cudaStream_t s);
+ * value) and an outlier's delta at its place in ip_delta (else tok is left partly written).
+ * ip_u (n int32) and ip_delta2 (hf_ip_even_count int32) are scratch. */
+cudaError_t hf_ip_launch_encode(const hf_enc_args &a, cudaStream_t s);
 
 /* tokens.cu: for plan->pred, each tile's tokens into tok, its histogram added to plan->hist,
  * and the outlier and verbatim lists in element order (out_*, verb_*, their counts
@@ -170,9 +176,9 @@ cudaError_t hf_enc_launch_codebooks(const hf_enc_args &a, cudaStream_t s);
  * into sc->sum; nothing when plan->too_small. */
 cudaError_t hf_enc_launch_stream(const hf_enc_args &a, int sms, cudaStream_t s);
 
-/* ans_encode.cu: the ANS form's counts, tables and sub-chunks from tok (before the stream's
- * packing reuses it), and the choice against plan->form by exact size; then (after the payload
- * is zeroed) its sections. */
+/* ans_encode.cu: the ANS form's counts (into ans->count, which the caller zeroes), tables and
+ * sub-chunks from tok (before the stream's packing reuses it), and the choice against
+ * plan->form by exact size; then (after the payload is zeroed) its sections. */
 cudaError_t hf_ans_launch_encode(const hf_enc_args &a, int sms, cudaStream_t s);
 cudaError_t hf_ans_launch_place(const hf_enc_args &a, int sms, cudaStream_t s);
 

@@ -36,7 +36,27 @@ struct hf_ip_args {
     unsigned sh;                 /* 1 when split, else 0: u's index of c is c >> sh's raster */
     uint32_t gty, gtx;           /* tiles along y and x */
     unsigned tshift[3];          /* log2 of the tile's edges (they are powers of two) */
+    const hf_enc_args *many;     /* encoder, chunks coded together: their own (hf_enc_args) */
+    unsigned count;              /* the chunks a launch codes: grid layers */
 };
+
+/* The arguments of the chunk this CTA works on: a's, with a chunk coded together with others
+ * taking its quantiser, values and buffers from its hf_enc_args. */
+__device__ __forceinline__ hf_ip_args hf_ip_at(const hf_ip_args &a0)
+{
+    hf_ip_args a = a0;
+    if (a0.many) {
+        const hf_enc_args &e = a0.many[blockIdx.z];
+        a.Q = e.Q;
+        a.in = e.in;
+        a.u = e.b.ip_u;
+        a.delta = e.b.ip_delta;
+        a.delta2 = e.b.ip_delta2;
+        a.tok = e.b.tok;
+        a.plan = e.b.plan;
+    }
+    return a;
+}
 
 /* One pass in 32 bits, with its axis' length and stride in u picked out. */
 struct hf_ip_pass32 {
@@ -240,8 +260,9 @@ __device__ __forceinline__ bool hf_ip_tried(const hf_ip_args &a)
  * the end either way. */
 template <typename T, bool ENCODE>
 __global__ void __launch_bounds__(HF_IP_COARSE_THREADS)
-    hf_ip_pass_kernel(const hf_ip_args a, unsigned p0, unsigned p1, unsigned np)
+    hf_ip_pass_kernel(const hf_ip_args a_, unsigned p0, unsigned p1, unsigned np)
 {
+    const hf_ip_args a = hf_ip_at(a_);
     unsigned cost = 0;
     if (ENCODE && !hf_ip_tried(a))
         return;   /* grid-uniform: the costs are final */
@@ -431,8 +452,9 @@ __device__ bool hf_ip_sampled_region(const hf_ip_args &a, unsigned b, unsigned g
 
 template <typename T, bool ENCODE, bool LIN, int RZ, int RY, int RX, bool L1>
 __global__ void __launch_bounds__(HF_IP_LEVEL_THREADS)
-    hf_ip_level_kernel(const hf_ip_args a, unsigned hs_l, hf_ip_part part)
+    hf_ip_level_kernel(const hf_ip_args a_, unsigned hs_l, hf_ip_part part)
 {
+    const hf_ip_args a = hf_ip_at(a_);
     using S = hf_ip_level_shape<RZ, RY, RX>;
     constexpr int BY = S::BY, BXE = S::BXE, BYE = S::BYE, MY = S::MY;
     const unsigned hs = L1 ? 0u : hs_l;   /* level 1 (nothing reads its codes): step 1 */
@@ -681,15 +703,16 @@ static void hf_ip_level_launch(const hf_ip_args &a, unsigned hs, hf_ip_part part
                                  : hf_ip_regions(a, hs, RZ, RY, RX);
     if (hs == 0)
         hf_ip_level_kernel<T, ENCODE, LIN, RZ, RY, RX, true>
-            <<<(unsigned)regions, HF_IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
+            <<<dim3((unsigned)regions, 1, a.count), HF_IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
     else
         hf_ip_level_kernel<T, ENCODE, LIN, RZ, RY, RX, false>
-            <<<(unsigned)regions, HF_IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
+            <<<dim3((unsigned)regions, 1, a.count), HF_IP_LEVEL_THREADS, 0, s>>>(a, hs, part);
 }
 
 /* The predictor: interpolation when tried and cheaper enough than the best Lorenzo order. */
-__global__ void hf_enc_ip_pick_kernel(const hf_ip_args a)
+__global__ void hf_enc_ip_pick_kernel(const hf_ip_args a_)
 {
+    const hf_ip_args a = hf_ip_at(a_);
     hf_enc_plan *P = a.plan;
     const unsigned order = hf_best_order(P->cost, a.g.dim);
     P->pred = hf_ip_tried(a) && hf_ip_wins(P->cost_ip, P->cost[order], a.Q.pwrel) ? HF_PRED_INTERP
@@ -755,20 +778,23 @@ static cudaError_t hf_ip_launch_passes(hf_ip_args a, cudaStream_t s)
     a.sh = lv < levels;   /* split: level 1 in hf_ip_level_kernel */
     for (int b = 0; b < 3; b++)
         a.cn[b] = a.sh ? (a.n[b] + 1) / 2 : a.n[b];
-    hf_ip_pass_kernel<T, ENCODE><<<1, HF_IP_COARSE_THREADS, 0, s>>>(a, 0, 3 * lv, np);
+    hf_ip_pass_kernel<T, ENCODE><<<dim3(1, 1, a.count), HF_IP_COARSE_THREADS, 0, s>>>(a, 0, 3 * lv,
+                                                                                np);
     /* regions by the lattice's shape: a region's slot grids cover every point of its passes
      * only where the axes it leaves out (RZ or RY of 1) have one point. At level 1 (lattice =
      * chunk, whose shape sets the tiles: 3-D chunks have nz > 1, 2-D ones nz = 1, 1-D ones
      * ny = 1 too) a region lies in one tile along z and y and in at most two along x, which
      * hf_ip_level_kernel's smask needs. 3-D regions: 2 x 32 x 64 when encoding, whose z pass
      * codes fewer points in the margins than 4 x 16 x 64 does, which decodes faster; 2 x 8 x 32
-     * in a level that would have fewer than HF_IP_FEW_REGIONS of those (a fraction of a wave of
-     * CTAs, each waiting on memory more than it computes): up to eight times as many CTAs. */
+     * in a level that would have fewer than HF_IP_FEW_REGIONS of those over the launch's chunks
+     * (a fraction of a wave of CTAs, each waiting on memory more than it computes): up to eight
+     * times as many CTAs. */
     static_assert(4 <= HF_TILE_Z3 && 32 <= HF_TILE_Y3 && 64 <= 2 * HF_TILE_X3 &&
                       32 <= HF_TILE_2 && 128 <= 2 * HF_TILE_2 && 4096 <= 2 * HF_TILE_N,
                   "level 1's regions and the tiles");
     auto level = [&](unsigned hs, hf_ip_part part) {
-        if (hf_ip_lattice(a.n[0], hs) > 1 && hf_ip_regions(a, hs, 2, 32, 64) < HF_IP_FEW_REGIONS) {
+        if (hf_ip_lattice(a.n[0], hs) > 1 &&
+            hf_ip_regions(a, hs, 2, 32, 64) * a.count < HF_IP_FEW_REGIONS) {
             hf_ip_level_launch<T, ENCODE, LIN, 2, 8, 32>(a, hs, part, s);
         } else if (hf_ip_lattice(a.n[0], hs) > 1) {
             if constexpr (ENCODE)
@@ -784,14 +810,14 @@ static cudaError_t hf_ip_launch_passes(hf_ip_args a, cudaStream_t s)
         const unsigned hs = levels - 1 - lv;   /* the step: hf_ip_top >> lv */
         if (ENCODE && hs == 0) {
             level(0, HF_IP_SAMPLED);
-            hf_enc_ip_pick_kernel<<<1, 1, 0, s>>>(a);
+            hf_enc_ip_pick_kernel<<<dim3(1, 1, a.count), 1, 0, s>>>(a);
             level(0, HF_IP_REST);
         } else {
             level(hs, HF_IP_ALL);
         }
     }
     if (ENCODE && !a.sh)   /* the one-CTA kernel coded every point */
-        hf_enc_ip_pick_kernel<<<1, 1, 0, s>>>(a);
+        hf_enc_ip_pick_kernel<<<dim3(1, 1, a.count), 1, 0, s>>>(a);
     return cudaGetLastError();
 }
 
@@ -802,25 +828,26 @@ static hf_ip_args hf_ip_args_of(const hf_geom *g, const qz_quant *Q, int32_t *u,
     a.Q = *Q;
     a.u = u;
     a.delta = delta;
+    a.count = 1;
     return a;
 }
 
-cudaError_t hf_ip_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned R, const void *in,
-                                 uint16_t *tok, int32_t *u, int32_t *delta, int32_t *delta2,
-                                 hf_enc_plan *plan, cudaStream_t s)
+cudaError_t hf_ip_launch_encode(const hf_enc_args &e, cudaStream_t s)
 {
-    hf_ip_args a = hf_ip_args_of(g, Q, u, delta);
-    a.in = in;
-    a.tok = tok;
-    a.R = R;
-    a.delta2 = delta2;
-    a.plan = plan;
+    hf_ip_args a = hf_ip_args_of(&e.g, &e.Q, e.b.ip_u, e.b.ip_delta);
+    a.in = e.in;
+    a.tok = e.b.tok;
+    a.R = e.R;
+    a.delta2 = e.b.ip_delta2;
+    a.plan = e.b.plan;
+    a.many = e.many;
+    a.count = e.count;
     /* ABS and REL, the common modes, get the level kernels that know it */
-    if (!Q->pwrel)
-        return Q->is_f32 ? hf_ip_launch_passes<float, true, true>(a, s)
-                         : hf_ip_launch_passes<double, true, true>(a, s);
-    return Q->is_f32 ? hf_ip_launch_passes<float, true>(a, s)
-                     : hf_ip_launch_passes<double, true>(a, s);
+    if (!e.Q.pwrel)
+        return e.Q.is_f32 ? hf_ip_launch_passes<float, true, true>(a, s)
+                          : hf_ip_launch_passes<double, true, true>(a, s);
+    return e.Q.is_f32 ? hf_ip_launch_passes<float, true>(a, s)
+                      : hf_ip_launch_passes<double, true>(a, s);
 }
 
 cudaError_t hf_ip_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,

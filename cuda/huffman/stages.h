@@ -20,7 +20,7 @@ typedef struct hf_enc_book {
     uint8_t len[HF_MAX_SYMS];
 } hf_enc_book;
 
-/* Device state of one Huffman encoding, zeroed by hzc_huff_launch_encode: what the stages count
+/* Device state of one Huffman encoding, zeroed before the pipeline runs: what the stages count
  * and the codebook they choose. Each field's writer, then its readers (kernel files). */
 typedef struct hf_enc_plan {
     unsigned long long ticket;             /* tokens.cu: the token kernels' tile tickets */
@@ -121,11 +121,32 @@ static inline uint64_t hf_ip_even_count(const hf_geom *g)
     return ((g->nz + 1) / 2) * ((g->ny + 1) / 2) * ((g->nx + 1) / 2);
 }
 
+/* The arguments of every encoding kernel: the chunk, its quantiser and radius, its values, the
+ * device buffers (plan included) and the call's counters. Chunks coded together (count of one
+ * geometry and radius) take grid layer blockIdx.z each, their own arguments at many[z] (device
+ * memory); one chunk alone has many NULL and count 1. */
+typedef struct hf_enc_args {
+    hf_geom g;
+    qz_quant Q;
+    unsigned R;
+    const void *in;
+    hf_enc_bufs b;
+    hzc_scalars *sc;
+    const struct hf_enc_args *many;
+    unsigned count;
+} hf_enc_args;
+
 /* Encodes the payload into b->dst (the pipeline of encode.cu); sc->bytes_total receives its size
  * (above cap: nothing was written) and sc->sum, which the caller zeroes, its checksum sum. */
 cudaError_t hzc_huff_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned radius,
                                    const void *in, const hf_enc_bufs *b, hzc_scalars *sc,
                                    int sms, cudaStream_t s);
+
+/* The same for count chunks of one geometry and radius in one pass of launches: chunk k's
+ * arguments at many[k] (device memory; a0 is chunk 0's, with many and count set), each chunk's
+ * plan, look-back status words (2 ntiles), ANS plan and counters zeroed by the caller, and no
+ * token copy (b.tok_copy NULL). */
+cudaError_t hzc_huff_launch_encode_many(const hf_enc_args *a0, int sms, cudaStream_t s);
 
 /* Decodes a payload of len bytes at the 4-aligned in, whose parts hf_parse located in L, with
  * the decoder table it built (table, device, 16-byte aligned) or, in the ANS form, the tables
@@ -143,6 +164,11 @@ cudaError_t hzc_huff_launch_decode(const hf_geom *g, const qz_quant *Q, const hf
  * (gather) or back. */
 cudaError_t hf_axes_launch_cost(const hf_geom *g, const qz_quant *Q, const void *in,
                                 unsigned long long *cost, cudaStream_t s);
+/* The costs of count chunks of g at once: chunk k's quantiser Qs[k] and values ins[k] (device
+ * arrays; Q0 on the host is any of them, for the element type), its costs at cost + 6 k. */
+cudaError_t hf_axes_launch_cost_many(const hf_geom *g, const qz_quant *Q0, const qz_quant *Qs,
+                                     const void *const *ins, unsigned count,
+                                     unsigned long long *cost, cudaStream_t s);
 cudaError_t hf_axes_launch_copy(const hf_geom *g, unsigned axes, int is_f32, int gather,
                                 const void *src, void *dst, int sms, cudaStream_t s);
 

@@ -6,8 +6,9 @@
 
 /* The token counts of form 1 + blockIdx.y (hf_enc_codebook_kernel's hist_alt, which
  * hf_enc_may_win_kernel started): both forms in one launch. */
-__global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_enc_form_hist_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_enc_form_hist_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     __shared__ __align__(16) uint32_t stage_s[HF_WALK_WARPS][HF_STAGE_WORDS];
     __shared__ unsigned h_s[HF_MAX_SYMS];
     hf_enc_plan *P = a.b.plan;
@@ -43,8 +44,9 @@ __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_enc_form_hist_kernel(co
 }
 
 /* Zeroes the payload: the stream is then OR-ed in, and the padding stays 0. */
-__global__ void __launch_bounds__(HF_THREADS) hf_enc_clear_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS) hf_enc_clear_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     const hf_enc_plan *P = a.b.plan;
     if (P->too_small)
         return;
@@ -199,8 +201,9 @@ __device__ __forceinline__ uint32_t hf_gather_word(const uint32_t *stage, uint32
  * whole words over the sub-chunk's own tokens in global memory (its stream is shorter: at
  * most 15 bits a token), with its length in subbits. No sub-chunk waits on another: the
  * offsets come after (hf_enc_sub_scan_kernel, hf_enc_place_kernel). */
-__global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_enc_pack_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_enc_pack_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     __shared__ __align__(16) uint32_t stage_s[HF_WALK_WARPS][HF_STAGE_WORDS];
     __shared__ __align__(16) uint32_t cl_s[HF_MAX_SYMS + 1];
     hf_enc_plan *P = a.b.plan;
@@ -241,8 +244,9 @@ __global__ void __launch_bounds__(HF_WALK_WARPS * 32) hf_enc_pack_kernel(const h
 /* The sub-chunks' stream offsets, the exclusive prefix of subbits, by one CTA: a warp a
  * segment, summed, the sums' prefix over the CTA, then each segment scanned 32 entries at a
  * time (coalesced; HF_SCAN_BATCH rounds' loads issued together). */
-__global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_sub_scan_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_sub_scan_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     if (a.b.plan->too_small || a.b.plan->form == HF_FORM_ANS)
         return;
     const uint32_t *__restrict__ bits = a.b.subbits;
@@ -273,8 +277,9 @@ __global__ void __launch_bounds__(HF_ONE_THREADS) hf_enc_sub_scan_kernel(const h
 /* Each sub-chunk's packed stream (hf_enc_pack_kernel) moved to its offset in the zeroed stream, a
  * warp a sub-chunk: whole words are stored, the first and the last, which the neighbouring
  * sub-chunks may share, OR-ed in atomically. */
-__global__ void __launch_bounds__(HF_THREADS) hf_enc_place_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS) hf_enc_place_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     const hf_enc_plan *P = a.b.plan;
     if (P->too_small || P->form == HF_FORM_ANS)
         return;
@@ -304,8 +309,9 @@ __global__ void __launch_bounds__(HF_THREADS) hf_enc_place_kernel(const hf_enc_a
 
 /* Everything but the stream: fixed part, codebook, sub-chunk table, outliers, verbatim values
  * (in the ANS form the fixed part and the lists: hf_ans_place_kernel wrote the rest). */
-__global__ void __launch_bounds__(HF_THREADS) hf_enc_tail_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS) hf_enc_tail_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     const hf_enc_plan *P = a.b.plan;
     if (P->too_small)
         return;
@@ -367,8 +373,9 @@ __global__ void __launch_bounds__(HF_THREADS) hf_enc_tail_kernel(const hf_enc_ar
 }
 
 /* The payload's checksum terms (dv_checksum_share), once its size is known on the device. */
-__global__ void __launch_bounds__(HF_THREADS) hf_enc_checksum_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS) hf_enc_checksum_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     const hf_enc_plan *P = a.b.plan;
     if (P->too_small)
         return;
@@ -382,21 +389,22 @@ __global__ void __launch_bounds__(HF_THREADS) hf_enc_checksum_kernel(const hf_en
 cudaError_t hf_enc_launch_form_hists(const hf_enc_args &a, cudaStream_t s)
 {
     const unsigned walk = (unsigned)((a.g.nsub + HF_WALK_WARPS - 1) / HF_WALK_WARPS);
-    hf_enc_form_hist_kernel<<<dim3(walk, 2), HF_WALK_WARPS * 32, 0, s>>>(a);
+    hf_enc_form_hist_kernel<<<dim3(walk, 2, a.count), HF_WALK_WARPS * 32, 0, s>>>(a);
     return cudaGetLastError();
 }
 
 cudaError_t hf_enc_launch_stream(const hf_enc_args &a, int sms, cudaStream_t s)
 {
     const unsigned walk = (unsigned)((a.g.nsub + HF_WALK_WARPS - 1) / HF_WALK_WARPS);
-    hf_enc_clear_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
+    hf_enc_clear_kernel<<<hf_layers(hf_grid_each(sms, a), a), HF_THREADS, 0, s>>>(a);
     cudaError_t e = hf_ans_launch_place(a, sms, s);
     if (e != cudaSuccess)
         return e;
-    hf_enc_pack_kernel<<<walk, HF_WALK_WARPS * 32, 0, s>>>(a);
-    hf_enc_sub_scan_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
-    hf_enc_place_kernel<<<hf_sub_grid(a.g.nsub, 32, HF_THREADS), HF_THREADS, 0, s>>>(a);
-    hf_enc_tail_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
-    hf_enc_checksum_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
+    hf_enc_pack_kernel<<<hf_layers(walk, a), HF_WALK_WARPS * 32, 0, s>>>(a);
+    hf_enc_sub_scan_kernel<<<hf_layers(1, a), HF_ONE_THREADS, 0, s>>>(a);
+    hf_enc_place_kernel<<<hf_layers(hf_sub_grid(a.g.nsub, 32, HF_THREADS), a), HF_THREADS, 0,
+                          s>>>(a);
+    hf_enc_tail_kernel<<<hf_layers(hf_grid_each(sms, a), a), HF_THREADS, 0, s>>>(a);
+    hf_enc_checksum_kernel<<<hf_layers(hf_grid_each(sms, a), a), HF_THREADS, 0, s>>>(a);
     return cudaGetLastError();
 }

@@ -168,8 +168,9 @@ __device__ void hf_cost_tile(const hf_enc_args &a, const hf_tile &tl)
 /* The Lorenzo orders' costs over the sampled tiles (hf_sampled), a CTA a run of tiles: the
  * choice among the orders, and whether interpolation is worth trying. */
 template <typename T, int DIM>
-__global__ void __launch_bounds__(HF_THREADS) hf_enc_sample_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS) hf_enc_sample_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     const uint64_t t = hf_sample_tile(&a.g, blockIdx.x);
     if (t >= a.g.ntiles)
         return;   /* a last run without a sample */
@@ -454,8 +455,9 @@ __device__ __forceinline__ uint64_t hf_take_tile(const hf_enc_args &a, uint32_t 
  * once, so that each keeps its own registers (the quantiser's would cost the other a third of
  * its occupancy). */
 template <typename T, int DIM>
-__global__ void __launch_bounds__(HF_THREADS, 3) hf_enc_tokens_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS, 3) hf_enc_tokens_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     int32_t *p_s = (int32_t *)hf_smem;
     uint32_t *fill_s = (uint32_t *)(p_s + HF_TILE_N);
     uint32_t *verb_s = fill_s + HF_TILE_N / 32;
@@ -518,8 +520,9 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_enc_tokens_kernel(const hf_e
  * fewer conflicts saved), in dynamic shared memory sized by the radius */
 using hf_ip_hist = hf_hist<false, 2>;
 template <typename T>
-__global__ void __launch_bounds__(HF_THREADS, 8) hf_enc_ip_tokens_kernel(const hf_enc_args a)
+__global__ void __launch_bounds__(HF_THREADS, 8) hf_enc_ip_tokens_kernel(const hf_enc_args a_)
 {
+    const hf_enc_args a = hf_enc_at(a_);
     uint32_t *hist_s = (uint32_t *)hf_smem;   /* hf_ip_hist's words */
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     if (a.b.plan->pred != HF_PRED_INTERP)
@@ -640,7 +643,7 @@ template <typename T, int DIM>
 static cudaError_t tokens_as(const hf_enc_args &a, cudaStream_t s)
 {
     hf_enc_ip_tokens_kernel<T>
-        <<<(unsigned)a.g.ntiles, HF_THREADS, 4 * hf_ip_hist::words(2 * a.R), s>>>(a);
+        <<<hf_layers((unsigned)a.g.ntiles, a), HF_THREADS, 4 * hf_ip_hist::words(2 * a.R), s>>>(a);
     return hf_tile_launch(hf_enc_tokens_kernel<T, DIM>, (unsigned)a.g.ntiles, HF_SMEM_TOKEN, a, s);
 }
 

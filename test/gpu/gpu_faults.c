@@ -1,9 +1,9 @@
 /* GPU faults: H5ZGPU_GPU_MEMORY_LIMIT caps the device memory the workspaces may hold. A chunk
  * that needs more must fail in the backend with H5ZGPU_E_DEVICE when the GPU is required, and
  * otherwise come out of the CPU with the CPU's bytes, saying so under H5ZGPU_VERBOSE=1; chunks
- * that fit keep using the GPU. Then a CUDA initialisation failure and a failing kernel, injected
- * with H5ZGPU_GPU_FAULT, must take the same paths. Each codec (1 fixed-length, 2 Huffman, 0
- * auto) in turn. Exits 77 (skip) without a GPU. */
+ * that fit keep using the GPU. Then a CUDA initialisation failure and a failing kernel,
+ * injected with H5ZGPU_GPU_FAULT, must take the same paths, device batches reporting them too.
+ * Each codec (1 fixed-length, 2 Huffman, 0 auto) in turn. Exits 77 (skip) without a GPU. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "util.h"
@@ -122,6 +122,46 @@ static void expect_device_api(const char *step, chunk *c, h5zgpu_status want)
     cudaFree(dout);
 }
 
+/* A device batch of BATCH_COPIES copies of c (chunks coded together where the codec allows):
+ * its compression gives want, naming the cause when it fails, and the CPU's bytes when not. */
+#define BATCH_COPIES 2
+
+static void expect_device_batch(const char *step, chunk *c, h5zgpu_status want)
+{
+    void *din[BATCH_COPIES] = {NULL}, *dout[BATCH_COPIES] = {NULL};
+    size_t cap[BATCH_COPIES], len[BATCH_COPIES] = {0}, done = 0;
+    char what[128];
+    snprintf(what, sizeof what, "%s, %s", codec_name(c->p.codec), step);
+    int ok = 1;
+    for (unsigned i = 0; i < BATCH_COPIES && ok; i++) {
+        cap[i] = c->cap;
+        ok = cudaMalloc(&din[i], c->raw) == cudaSuccess &&
+             cudaMalloc(&dout[i], c->cap) == cudaSuccess &&
+             cudaMemcpy(din[i], c->in, c->raw, cudaMemcpyHostToDevice) == cudaSuccess;
+    }
+    tu_expect(ok, "%s: test buffers on the device", what);
+    if (ok) {
+        h5zgpu_status s = h5zgpu_compress_device_batch(&c->p, BATCH_COPIES,
+                                                       (const void *const *)din, dout, cap, len,
+                                                       0, &done);
+        tu_expect(s == want, "%s: compress_device_batch gave %s, expected %s (%s)", what,
+                  h5zgpu_status_string(s), h5zgpu_status_string(want), h5zgpu_last_error());
+        if (s == H5ZGPU_E_DEVICE)
+            tu_expect(strstr(h5zgpu_last_error(), cause) != NULL,
+                      "%s: the error does not name %s: %s", what, cause, h5zgpu_last_error());
+        for (unsigned i = 0; s == H5ZGPU_OK && i < BATCH_COPIES; i++)
+            tu_expect(len[i] == c->ref_len &&
+                          cudaMemcpy(c->out, dout[i], len[i], cudaMemcpyDeviceToHost) ==
+                              cudaSuccess &&
+                          memcmp(c->out, c->ref, len[i]) == 0,
+                      "%s: chunk %u's bytes differ from the CPU's", what, i);
+    }
+    for (unsigned i = 0; i < BATCH_COPIES; i++) {
+        cudaFree(din[i]);
+        cudaFree(dout[i]);
+    }
+}
+
 int main(void)
 {
     if (!h5zgpu_gpu_available()) {
@@ -188,6 +228,8 @@ int main(void)
             expect_run(step, &small[k], &on_gpu, H5ZGPU_E_DEVICE);
             snprintf(step, sizeof step, "%s fault, device pointers", faults[f]);
             expect_device_api(step, &small[k], H5ZGPU_E_DEVICE);
+            snprintf(step, sizeof step, "%s fault, device batch", faults[f]);
+            expect_device_batch(step, &small[k], H5ZGPU_E_DEVICE);
         }
         unsetenv("H5ZGPU_GPU_FAULT");
         for (size_t k = 0; k < NCODECS; k++) {

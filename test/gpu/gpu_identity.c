@@ -793,8 +793,9 @@ static void batch_case(const h5zgpu_params *p, size_t count, size_t pat0)
 }
 
 /* The batch APIs: chunks of one shape and every pattern (noise stored raw, fill, NaN), each
- * error mode, both element types; the fixed-length codec's chunks are coded together in
- * groups of at most 128 MiB of values, so three 64 MiB chunks make two groups. */
+ * error mode, both element types; in device batches the fixed-length codec's chunks are coded
+ * together in groups of at most 128 MiB of values, so three 64 MiB chunks make two groups, and
+ * the Huffman codec's of at most 8 MiB in groups when compressing. */
 static void device_batch(void)
 {
     for (size_t k = 0; k < ncodecs; k++) {

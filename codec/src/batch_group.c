@@ -1,10 +1,12 @@
-/* Fixed-length chunks of a device batch coded together: as many chunks as HZ_BATCH_BYTES of
- * values hold go through one pass of launches (statistics, encoding and assembly of all; or
- * checksums and decoding of all), where a call a chunk pays its launches and synchronisations
- * once for each. The policy (policy.c) then writes each chunk exactly as a call a chunk would:
- * stored raw where it did not shrink, the header in front. Host batches stay with a call a
- * chunk, several in flight (batch.c): there each chunk's copies across PCIe overlap the others'
- * kernels, which measured faster than groups that copy all their chunks, then code them. */
+/* Chunks of a device batch coded together: a group of fixed-length chunks goes through one pass
+ * of launches (statistics, encoding and assembly of all; or checksums and decoding of all), a
+ * group of Huffman chunks compressing through a few (statistics, axis orders, then the
+ * encoding's stages), where a call a chunk pays its launches and synchronisations once for
+ * each. The policy (policy.c) then writes each chunk exactly as a call a chunk would: stored
+ * raw where it did not shrink, the header in front. Huffman chunks decompress a call each, and
+ * host batches stay with a call a chunk, several in flight (batch.c): there each chunk's copies
+ * across PCIe overlap the others' kernels, which measured faster than groups that copy all
+ * their chunks, then code them. */
 #include "batch.h"
 
 #ifdef H5ZGPU_HAVE_CUDA
@@ -12,15 +14,23 @@
 #include "chunk.h"
 #include "error.h"
 #include "fixed.h"
+#include "huff.h"
 #include "policy.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Values of the chunks coded in one pass: the device holds about three times as much (values,
- * block payloads, assembled payloads). */
+/* Values of the chunks coded in one pass: the device holds about three times as much for
+ * fixed-length chunks (values, block payloads, assembled payloads), about nine times as much
+ * for Huffman ones (tokens, codes, deltas, the outlier lists' room and the ANS state). */
 #define HZ_BATCH_BYTES (128u << 20)
+#define HZ_BATCH_BYTES_HUFFMAN (64u << 20)
+
+/* Huffman chunks larger than this stay a call each, several in flight (batch.c): their kernels
+ * fill the GPU alone, and a group's synchronisations would hold fewer of them in flight
+ * (16 MiB chunks of velocity_x on an H100: 57.5 GB/s in groups, 79.6 a call each). */
+#define HZ_HUFFMAN_GROUP_CHUNK ((uint64_t)8 << 20)
 
 /* Groups in flight: one group's synchronisations and host work overlap the others' kernels.
  * A group of fewer than HZ_GROUP_MIN_BYTES of values pays more for them than the overlap
@@ -29,11 +39,12 @@
 #define HZ_GROUP_MIN_BYTES (32u << 20)
 
 /* Chunks a group takes of n chunks of raw bytes each: n spread over the threads, but at least
- * HZ_GROUP_MIN_BYTES of values, at most HZ_BATCH_BYTES and 65535 chunks (a grid row each). */
-static unsigned group_size(size_t n, uint64_t raw)
+ * HZ_GROUP_MIN_BYTES of values, at most most_bytes and 65535 chunks (a grid row or layer
+ * each). */
+static unsigned group_size(size_t n, uint64_t raw, uint64_t most_bytes)
 {
     raw = raw ? raw : 1;
-    const uint64_t fit = HZ_BATCH_BYTES / raw, least = (HZ_GROUP_MIN_BYTES + raw - 1) / raw;
+    const uint64_t fit = most_bytes / raw, least = (HZ_GROUP_MIN_BYTES + raw - 1) / raw;
     const uint64_t most = fit < 1 ? 1u : fit > 65535 ? 65535u : fit;
     const uint64_t spread = (n + HZ_GROUP_THREADS - 1) / HZ_GROUP_THREADS;
     const uint64_t want = spread > least ? spread : least;
@@ -73,8 +84,8 @@ static void run_groups(group_pool *P)
         pthread_join(tid[k], NULL);
 }
 
-/* A group's GPU pass failed with st before any of its chunks (the first, first) was written:
- * recorded (device buffers have no CPU path to fall back on). */
+/* A decompression group's GPU pass failed with st before any of its chunks (the first, first)
+ * was written: recorded (device buffers have no CPU path to fall back on). */
 static void group_failed(group_pool *P, size_t first, h5zgpu_status st)
 {
     P->b->taken[first] = 1;
@@ -99,7 +110,7 @@ static h5zgpu_status made_encode(const hz_runner *r, unsigned codec, uint8_t *ba
                                  uint64_t shift, uint64_t cap, int keep, hz_payload *res)
 {
     const made_run *m = r->ctx;
-    (void)codec, (void)base, (void)shift, (void)cap, (void)keep;   /* fixed-length, as made */
+    (void)codec, (void)base, (void)shift, (void)cap, (void)keep;   /* the group's codec, as made */
     *res = *m->res;
     return m->st;
 }
@@ -122,18 +133,30 @@ static h5zgpu_status made_put_header(const hz_runner *r, uint8_t *dst, const uin
     return H5ZGPU_OK;
 }
 
-/* Whether the chunks may be coded together: the fixed-length codec with an error bound, and
- * outputs that hold any chunk (else the calls a chunk say what is wrong). */
+/* Whether the chunks may be coded together: the fixed-length or the Huffman codec (not auto)
+ * with an error bound, and outputs that hold any chunk (else the calls a chunk say what is
+ * wrong); Huffman chunks of at most HZ_HUFFMAN_GROUP_CHUNK bytes of values, a shape its
+ * payload takes, and payloads that start 4-aligned (its kernels store words). */
 static int compress_eligible(const hz_batch *b)
 {
     const h5zgpu_params *p = b->p;
-    if (p->codec != H5ZGPU_CODEC_FIXED || p->mode == H5ZGPU_MODE_RATIO ||
-        h5zgpu_params_check(p) != H5ZGPU_OK)
+    hf_geom hg;
+    if ((p->codec != H5ZGPU_CODEC_FIXED && p->codec != H5ZGPU_CODEC_HUFFMAN) ||
+        p->mode == H5ZGPU_MODE_RATIO || h5zgpu_params_check(p) != H5ZGPU_OK)
         return 0;
-    const size_t bound = h5zgpu_compress_bound(p);
-    for (size_t i = 0; i < b->count; i++)
+    const int huff = p->codec == H5ZGPU_CODEC_HUFFMAN;
+    if (huff && hf_geom_init(&hg, p->rank, p->dims) != 0)
+        return 0;
+    if (huff && hz_count(p->rank, p->dims) * hz_esize(p->dtype) > HZ_HUFFMAN_GROUP_CHUNK)
+        return 0;
+    const size_t bound = h5zgpu_compress_bound(p), lo = hz_header_len(p->rank, 0);
+    const size_t shift = hz_header_len(p->rank, HZ_FLAG_FILL) - lo;
+    for (size_t i = 0; i < b->count; i++) {
         if (!b->in[i] || !b->out[i] || b->out_cap[i] < bound)
             return 0;
+        if (huff && (((uintptr_t)b->out[i] + lo) % 4 || shift % 4))
+            return 0;
+    }
     return 1;
 }
 
@@ -170,16 +193,25 @@ static h5zgpu_status compress_group(hz_batch *b, size_t from, unsigned k, int de
 {
     const h5zgpu_params *p = b->p;
     const size_t lo = hz_header_len(p->rank, 0);
-    fl_geom g;
-    fl_geom_init(&g, p->rank, p->dims);
+    const int huff = p->codec == H5ZGPU_CODEC_HUFFMAN;
     hzc_encode_args a = {.mode = p->mode, .eb = p->eb, .is_f32 = p->dtype == H5ZGPU_FLOAT32,
+                         .keep = hz_keeps_fine_codes(p), .radius = hf_radius(p->radius),
                          .has_fill = p->has_fill, .fill_bits = hz_fill_bits(p),
                          .in_dev = 1, .out_dev = 1,
                          .fill_shift = hz_header_len(p->rank, HZ_FLAG_FILL) - lo,
                          .cap = hz_count(p->rank, p->dims) * hz_esize(p->dtype), .device = dev};
     for (unsigned i = 0; i < k; i++)
         G->outs[i] = (uint8_t *)b->out[from + i] + lo;
-    h5zgpu_status st = hzc_fixed_encode_batch(&g, &a, k, b->in + from, G->outs, G->r, G->each);
+    h5zgpu_status st;
+    if (huff) {
+        hf_geom hg;
+        hf_geom_init(&hg, p->rank, p->dims);
+        st = hzc_huff_encode_batch(&hg, &a, k, b->in + from, G->outs, G->r, G->each);
+    } else {
+        fl_geom g;
+        fl_geom_init(&g, p->rank, p->dims);
+        st = hzc_fixed_encode_batch(&g, &a, k, b->in + from, G->outs, G->r, G->each);
+    }
     if (st != H5ZGPU_OK)
         return st;
     unsigned w = 0;   /* the chunks written */
@@ -211,15 +243,18 @@ static void compress_run(group_pool *P, size_t j, void *scratch)
     if (hz_batch_past_failure(b, from))
         return;
     const unsigned k = b->count - from < P->gs ? (unsigned)(b->count - from) : P->gs;
-    const h5zgpu_status st = compress_group(b, from, k, b->device, scratch);
-    if (st != H5ZGPU_OK)
-        group_failed(P, from, st);
+    /* a pass that fails writes no chunk: the calls a chunk then take the group's chunks, each
+     * needing a fraction of a group's device memory (H5ZGPU_GPU_MEMORY_LIMIT), and report a
+     * failure of their own */
+    (void)compress_group(b, from, k, b->device, scratch);
 }
 
 static void compress_all(hz_batch *b)
 {
     const h5zgpu_params *p = b->p;
-    const unsigned gs = group_size(b->count, hz_count(p->rank, p->dims) * hz_esize(p->dtype));
+    const unsigned gs = group_size(b->count, hz_count(p->rank, p->dims) * hz_esize(p->dtype),
+                                   p->codec == H5ZGPU_CODEC_HUFFMAN ? HZ_BATCH_BYTES_HUFFMAN
+                                                                    : HZ_BATCH_BYTES);
     group_pool P = {.b = b, .ngroups = (b->count + gs - 1) / gs, .run = compress_run,
                     .scratch_new = enc_group_new, .gs = gs};
     run_groups(&P);
@@ -360,7 +395,7 @@ static void decompress_all(hz_batch *b)
             continue;
         const hz_header *h0 = &all[first];
         const uint64_t raw = hz_count(h0->rank, h0->dims) * hz_esize(h0->dtype);
-        const unsigned most = group_size(joined, raw);
+        const unsigned most = group_size(joined, raw, HZ_BATCH_BYTES);
         start[ng++] = used;
         for (size_t i = first; i < n && used - start[ng - 1] < most; i++)
             if (!placed[i] && ok[i] && joins(b, i, &all[i], h0)) {
@@ -384,7 +419,7 @@ done:
     free(start);
 }
 
-void hz_batch_fixed(hz_batch *b)
+void hz_batch_group(hz_batch *b)
 {
     if (b->count == 0 || b->device < 0)
         return;
@@ -394,7 +429,7 @@ void hz_batch_fixed(hz_batch *b)
         decompress_all(b);
 }
 #else
-void hz_batch_fixed(hz_batch *b)
+void hz_batch_group(hz_batch *b)
 {
     (void)b;   /* no device buffers in this build */
 }
