@@ -102,13 +102,23 @@ h5zgpu_status hzc_huff_encode(const hf_geom *g, const hzc_encode_args *a, hzc_en
 /* The Huffman payloads of count chunks of the geometry g in one pass of launches a coded shape
  * (the axis orders may permute a chunk), the same bytes as hzc_huff_encode: chunk i's values at
  * in[i] and its payload to out[i] (a->fill_shift further when it holds fill), all in device
- * memory, out[i] and a->fill_shift multiples of 4; a->in, a->out, a->quant and a->trace are
- * not used. each[i] is H5ZGPU_OK or H5ZGPU_E_OUTPUT_TOO_SMALL (chunk i's payload needs more
- * than a->cap, and nothing was written; r[i].held_fill and fill_bits are set either way); any
- * other status fails the whole batch. */
+ * memory, out[i] and a->fill_shift multiples of 4; a->in, a->out, a->quant and a->trace are not
+ * used. each[i] is H5ZGPU_OK or H5ZGPU_E_OUTPUT_TOO_SMALL (chunk i's payload needs more than
+ * a->cap, and nothing was written; r[i].held_fill and fill_bits are set either way); any other
+ * status fails the whole batch. */
 h5zgpu_status hzc_huff_encode_batch(const hf_geom *g, const hzc_encode_args *a, unsigned count,
                                     const void *const *in, uint8_t *const *out,
                                     hzc_encode_result *r, h5zgpu_status *each);
+
+/* The Huffman payloads of count chunks of the geometry g (headers h[i], one element type) at
+ * pay[i] decoded into out[i], all in device memory: those whose payloads start 4-aligned in
+ * passes of launches, one for each coded shape, predictor, radius and stream kernel, the others
+ * a call each.
+ * each[i]: H5ZGPU_OK with sum[i] the checksum sum of its payload, or H5ZGPU_E_CORRUPT (or what
+ * the head's parsing found); any other status fails the whole batch. */
+h5zgpu_status hzc_huff_decode_batch(const hf_geom *g, unsigned count, const hz_header *h,
+                                    const void *const *pay, void *const *out, int device,
+                                    uint32_t *sum, h5zgpu_status *each);
 
 /* Decodes the payload into the chunk's elements; H5ZGPU_E_CORRUPT on any invalid length, code or
  * offset (what the CPU decoders reject). *sum is the checksum sum of the payload, for the caller

@@ -1,12 +1,12 @@
 /* Chunks of a device batch coded together: a group of fixed-length chunks goes through one pass
  * of launches (statistics, encoding and assembly of all; or checksums and decoding of all), a
- * group of Huffman chunks compressing through a few (statistics, axis orders, then the
- * encoding's stages), where a call a chunk pays its launches and synchronisations once for
- * each. The policy (policy.c) then writes each chunk exactly as a call a chunk would: stored
- * raw where it did not shrink, the header in front. Huffman chunks decompress a call each, and
- * host batches stay with a call a chunk, several in flight (batch.c): there each chunk's copies
- * across PCIe overlap the others' kernels, which measured faster than groups that copy all
- * their chunks, then code them. */
+ * group of Huffman chunks through a few (compressing: statistics, axis orders, then the
+ * encoding's stages; decompressing: the heads parsed on the host, then the decoding's stages),
+ * where a call a chunk pays its launches and synchronisations once for each. The policy
+ * (policy.c) then writes each chunk exactly as a call a chunk would: stored raw where it did
+ * not shrink, the header in front. Host batches stay with a call a chunk, several in flight
+ * (batch.c): there each chunk's copies across PCIe overlap the others' kernels, which measured
+ * faster than groups that copy all their chunks, then code them. */
 #include "batch.h"
 
 #ifdef H5ZGPU_HAVE_CUDA
@@ -302,8 +302,8 @@ static void *dec_group_new(const group_pool *P)
 
 /* Chunks G->idx[0..k) (headers all[]) decoded in one pass on device dev; their checksums
  * checked. */
-static h5zgpu_status decompress_group(hz_batch *b, const fl_geom *g, unsigned k, int dev,
-                                      const uint8_t *hdrs, const hz_header *all, dec_group *G)
+static h5zgpu_status decompress_group(hz_batch *b, unsigned k, int dev, const uint8_t *hdrs,
+                                      const hz_header *all, dec_group *G)
 {
     for (unsigned j = 0; j < k; j++) {
         const size_t i = G->idx[j];
@@ -311,16 +311,28 @@ static h5zgpu_status decompress_group(hz_batch *b, const fl_geom *g, unsigned k,
         G->pay[j] = (const uint8_t *)b->in[i] + hz_header_len(G->h[j].rank, G->h[j].flags);
         G->outs[j] = b->out[i];
     }
-    h5zgpu_status st = hzc_fixed_decode_batch(g, k, G->h, G->pay, 1, G->outs, dev, G->sum,
-                                              G->each);
+    const hz_header *h0 = &G->h[0];
+    const int huff = h0->codec == H5ZGPU_CODEC_HUFFMAN;
+    h5zgpu_status st;
+    if (huff) {
+        hf_geom g;
+        hf_geom_init(&g, h0->rank, h0->dims);
+        st = hzc_huff_decode_batch(&g, k, G->h, G->pay, G->outs, dev, G->sum, G->each);
+    } else {
+        fl_geom g;
+        fl_geom_init(&g, h0->rank, h0->dims);
+        st = hzc_fixed_decode_batch(&g, k, G->h, G->pay, 1, G->outs, dev, G->sum, G->each);
+    }
     if (st != H5ZGPU_OK)
         return st;
     for (unsigned j = 0; j < k; j++) {
         const size_t i = G->idx[j];
         const uint8_t *hdr = hdrs + i * HZ_HDR_MAX;
         st = G->each[j] != H5ZGPU_OK
-                 ? hz_fail(G->each[j], "fixed-length payload is malformed (a length, code or "
-                                       "offset is out of range): the chunk is damaged")
+                 ? hz_fail(G->each[j], huff ? "Huffman payload is malformed (a code, length or "
+                                              "position is invalid): the chunk is damaged"
+                                            : "fixed-length payload is malformed (a length, code "
+                                              "or offset is out of range): the chunk is damaged")
                  : hz_check_sum(hdr, &G->h[j], G->sum[j]);
         b->taken[i] = 1;
         if (st == H5ZGPU_OK)
@@ -334,9 +346,14 @@ static h5zgpu_status decompress_group(hz_batch *b, const fl_geom *g, unsigned k,
  * same shape and element type, and room for its values. */
 static int joins(const hz_batch *b, size_t i, const hz_header *h, const hz_header *h0)
 {
-    return h->codec == H5ZGPU_CODEC_FIXED && h->rank == h0->rank && h->dtype == h0->dtype &&
+    const uint64_t raw = hz_count(h->rank, h->dims) * hz_esize(h->dtype);
+    hf_geom hg;
+    const int coded = h->codec == H5ZGPU_CODEC_FIXED ||
+                      (h->codec == H5ZGPU_CODEC_HUFFMAN && raw <= HZ_HUFFMAN_GROUP_CHUNK &&
+                       hf_geom_init(&hg, h->rank, h->dims) == 0);
+    return coded && h->codec == h0->codec && h->rank == h0->rank && h->dtype == h0->dtype &&
            memcmp(h->dims, h0->dims, h->rank * sizeof h->dims[0]) == 0 && b->out[i] &&
-           b->out_cap[i] >= hz_count(h->rank, h->dims) * hz_esize(h->dtype);
+           b->out_cap[i] >= raw;
 }
 
 /* The groups of a decompression: group j is chunks idx[start[j] .. start[j + 1]). */
@@ -353,11 +370,8 @@ static void decompress_run(group_pool *P, size_t j, void *scratch)
     const size_t first = D->idx[D->start[j]];
     if (hz_batch_past_failure(P->b, first))
         return;
-    const hz_header *h0 = &D->all[first];
-    fl_geom g;
-    fl_geom_init(&g, h0->rank, h0->dims);
     G->idx = D->idx + D->start[j];
-    const h5zgpu_status st = decompress_group(P->b, &g, (unsigned)(D->start[j + 1] - D->start[j]),
+    const h5zgpu_status st = decompress_group(P->b, (unsigned)(D->start[j + 1] - D->start[j]),
                                               P->b->device, D->hdrs, D->all, G);
     if (st != H5ZGPU_OK)
         group_failed(P, first, st);
@@ -387,7 +401,7 @@ static void decompress_all(hz_batch *b)
         ok[i] = read_header(b, i, hdrs + i * HZ_HDR_MAX, &all[i]);
         joined += ok[i] && joins(b, i, &all[i], &all[i]);
     }
-    /* groups: the first chunk not yet placed that is fixed-length, then those like it */
+    /* groups: the first chunk not yet placed that may join one, then those like it */
     size_t ng = 0, used = 0;
     unsigned gs = 1;   /* the largest group */
     for (size_t first = 0; first < n; first++) {
@@ -395,7 +409,9 @@ static void decompress_all(hz_batch *b)
             continue;
         const hz_header *h0 = &all[first];
         const uint64_t raw = hz_count(h0->rank, h0->dims) * hz_esize(h0->dtype);
-        const unsigned most = group_size(joined, raw, HZ_BATCH_BYTES);
+        const unsigned most = group_size(joined, raw,
+                                         h0->codec == H5ZGPU_CODEC_HUFFMAN ? HZ_BATCH_BYTES_HUFFMAN
+                                                                           : HZ_BATCH_BYTES);
         start[ng++] = used;
         for (size_t i = first; i < n && used - start[ng - 1] < most; i++)
             if (!placed[i] && ok[i] && joins(b, i, &all[i], h0)) {

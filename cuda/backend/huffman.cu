@@ -228,16 +228,18 @@ typedef struct batch_arrays {
     const void **ins, **hins;
     hzc_scalars *sc, *hsc;
     unsigned long long *cost, *hcost;
+    hf_axes_job *copies, *hcopies;
 } batch_arrays;
 
 static h5zgpu_status batch_arrays_need(hzc_ws *w, unsigned count, batch_arrays *B)
 {
-    const uint64_t size[5] = {rows16(count * sizeof(hf_enc_args)),
+    const uint64_t size[6] = {rows16(count * sizeof(hf_enc_args)),
                               rows16(count * sizeof(qz_quant)), rows16(count * sizeof(void *)),
                               rows16(count * sizeof(hzc_scalars)),
-                              rows16(count * 6 * sizeof(unsigned long long))};
-    uint64_t at[5], total = 0;
-    for (int k = 0; k < 5; k++) {
+                              rows16(count * 6 * sizeof(unsigned long long)),
+                              rows16(count * sizeof(hf_axes_job))};
+    uint64_t at[6], total = 0;
+    for (int k = 0; k < 6; k++) {
         at[k] = total;
         total += size[k];
     }
@@ -251,6 +253,7 @@ static h5zgpu_status batch_arrays_need(hzc_ws *w, unsigned count, batch_arrays *
     B->ins = (const void **)(d + at[2]), B->hins = (const void **)(h + at[2]);
     B->sc = (hzc_scalars *)(d + at[3]), B->hsc = (hzc_scalars *)(h + at[3]);
     B->cost = (unsigned long long *)(d + at[4]), B->hcost = (unsigned long long *)(h + at[4]);
+    B->copies = (hf_axes_job *)(d + at[5]), B->hcopies = (hf_axes_job *)(h + at[5]);
     return H5ZGPU_OK;
 }
 
@@ -360,11 +363,18 @@ h5zgpu_status hzc_huff_encode_batch(const hf_geom *g0, const hzc_encode_args *a,
         goto done;
     coded = (uint8_t *)w->coded.p;
     ans = (uint8_t *)w->ans.p;   /* the chunks' ANS plans, then the rest of their state */
-    for (unsigned i = 0; i < count; i++)
-        if (axes[i])
-            CK(hf_axes_launch_copy(g0, axes[i], a->is_f32, 1, in[i], coded + i * raw, w->sms,
-                                   c.s),
-               "launch of the axis order's copy");
+    {   /* the permuted copies, one launch */
+        unsigned ncopy = 0;
+        for (unsigned i = 0; i < count; i++)
+            if (axes[i])
+                B.hcopies[ncopy++] = hf_axes_job{in[i], coded + i * raw, axes[i]};
+        if (ncopy)
+            CK(cudaMemcpyAsync(B.copies, B.hcopies, ncopy * sizeof(hf_axes_job),
+                               cudaMemcpyHostToDevice, c.s),
+               "upload of the axis order's copies");
+        CK(hf_axes_launch_copy_many(g0, B.hcopies, B.copies, ncopy, a->is_f32, 1, w->sms, c.s),
+           "launch of the axis order's copies");
+    }
 
     /* the chunks grouped by coded shape (in the order the shapes first come), each group's
      * arguments side by side */
@@ -470,7 +480,7 @@ h5zgpu_status hzc_huff_decode(const hf_geom *g0, const hzc_decode_args *a, uint3
     hf_geom cg;
     const hf_geom *g = &cg;
     unsigned axes = 0;
-    hf_ans_dec ad;
+    hf_ans_dec ad = {};
     const void *d_in;
     void *d_out, *d_coded;
     /* the head: the fixed part and a codebook, or the ANS form's tables (up to 61 KiB) */
@@ -555,5 +565,257 @@ h5zgpu_status hzc_huff_decode(const hf_geom *g0, const hzc_decode_args *a, uint3
                                               "position is invalid)", sum);
 done:
     hzc_call_end(&c, st);
+    return st;
+}
+
+/* A batch decoding's per-chunk arrays in the workspace (device, and pinned on the host in the
+ * same layout): each grouped chunk's arguments, its payload's span (the checksum pass), its
+ * counters and its axis order's copy. */
+typedef struct dec_batch_arrays {
+    hf_dec_args *args, *hargs;
+    hzc_span *spans, *hspans;
+    hzc_scalars *sc, *hsc;
+    hf_axes_job *copies, *hcopies;
+} dec_batch_arrays;
+
+static h5zgpu_status dec_batch_arrays_need(hzc_ws *w, unsigned count, dec_batch_arrays *B)
+{
+    const uint64_t size[4] = {
+        rows16(count * sizeof(hf_dec_args)), rows16(count * sizeof(hzc_span)),
+        rows16(count * sizeof(hzc_scalars)), rows16(count * sizeof(hf_axes_job))};
+    uint64_t at[4], total = 0;
+    for (int k = 0; k < 4; k++) {
+        at[k] = total;
+        total += size[k];
+    }
+    h5zgpu_status st;
+    if ((st = hzc_buf_need(&w->jobs, total, 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->hjobs, total, 1)) != H5ZGPU_OK)
+        return st;
+    uint8_t *d = (uint8_t *)w->jobs.p, *h = (uint8_t *)w->hjobs.p;
+    B->args = (hf_dec_args *)(d + at[0]), B->hargs = (hf_dec_args *)(h + at[0]);
+    B->spans = (hzc_span *)(d + at[1]), B->hspans = (hzc_span *)(h + at[1]);
+    B->sc = (hzc_scalars *)(d + at[2]), B->hsc = (hzc_scalars *)(h + at[2]);
+    B->copies = (hf_axes_job *)(d + at[3]), B->hcopies = (hf_axes_job *)(h + at[3]);
+    return H5ZGPU_OK;
+}
+
+/* Whether chunks x and y of a batch decoding go in one launch: the same coded shape, predictor,
+ * radius and kernels (so the same shared memory and grids). */
+static int same_launch(const hf_dec_args *x, const hf_dec_args *y)
+{
+    return same_shape(&x->g, &y->g) && x->L.order == y->L.order &&
+           x->L.radius == y->L.radius && x->ans.ntab == y->ans.ntab &&
+           hzc_huff_decode_kind(x) == hzc_huff_decode_kind(y);
+}
+
+/* The bytes a chunk's tables take in a batch's upload: the Huffman decoder table, or the ANS
+ * form's entries (frequency | cumulative << 16) of each table's tokens 0..2R-1. */
+#define DEC_TABLE_MOST rows16(4ull * HF_ANS_TABLES * 2 * HF_RADIUS_MAX)
+
+/* Parses chunk i's head, and when the chunk can join the batch's launches (its payload
+ * 4-aligned: the kernels read words) puts its tables at tabs and its arguments in d: *used is
+ * then their bytes, else 0. The head's verdict: H5ZGPU_OK, or what the parsing found. */
+static h5zgpu_status dec_batch_parse(const hf_geom *g0, const hz_header *h, const void *pay,
+                                     const uint8_t *head, size_t nhead, uint16_t *table,
+                                     hf_ans_tabs *A, uint8_t *tabs, hf_dec_args *d,
+                                     unsigned *axes, uint64_t *used)
+{
+    const int is_f32 = h->dtype == H5ZGPU_FLOAT32;
+    hf_geom cg;
+    memset(d, 0, sizeof *d);
+    *used = 0;
+    qz_decoder(&d->Q, h->mode, h->eb_abs, is_f32, h->version);
+    d->Q.has_fill = (h->flags & HZ_FLAG_FILL) != 0;
+    d->Q.fill_bits = h->fill_bits;
+    h5zgpu_status st = hf_payload_axes(g0, h->version, head, h->payload_len, axes, &cg);
+    if (st == H5ZGPU_OK)
+        st = hf_parse(&cg, h->version, is_f32 ? 4u : 8u, head, nhead, h->payload_len, &d->L,
+                      table, A);
+    if (st == H5ZGPU_OK && !qz_get_anchor(head, &d->Q))
+        st = H5ZGPU_E_CORRUPT;
+    if (st != H5ZGPU_OK || ((uintptr_t)pay & 3u))
+        return st;
+    d->g = cg;
+    if (d->L.form != HF_FORM_ANS) {
+        memcpy(tabs, table, sizeof(uint16_t) * HF_TABLE_ENTRIES);
+        *used = rows16(sizeof(uint16_t) * HF_TABLE_ENTRIES);
+        return H5ZGPU_OK;
+    }
+    d->ans.ntab = A->ntab;
+    d->ans.span = 2 * d->L.radius;
+    uint32_t *fc = (uint32_t *)tabs;
+    for (unsigned b = 0; b < A->ntab; b++) {
+        d->ans.m[b] = A->m[b];
+        for (unsigned t = 0; t < d->ans.span; t++)
+            fc[b * d->ans.span + t] = t < A->m[b] ? A->freq[b][t] | A->cum[b][t] << 16 : 0u;
+    }
+    *used = rows16(4ull * A->ntab * d->ans.span);
+    return H5ZGPU_OK;
+}
+
+/* The bytes of each payload's head a batch decoding downloads first: a Huffman codebook and the
+ * ANS form's tables of the chunks grouped (8 MiB of values at most) fit with room to spare,
+ * where HF_HEAD_MAX (63.5 KiB) would fetch a 1 MiB chunk's whole payload. A head that needs
+ * more is decoded by a call of its own, which reads HF_HEAD_MAX. */
+#define DEC_HEAD_FIRST (16u << 10)
+
+/* The payloads' heads in one download, parsed on the host; the chunks whose payloads are
+ * 4-aligned in passes of launches, one for each coded shape, predictor, radius and kernels (a
+ * grid layer a chunk), with one checksum pass, one copy back for the axis orders and one
+ * synchronisation; any other chunk a call. */
+h5zgpu_status hzc_huff_decode_batch(const hf_geom *g0, unsigned count, const hz_header *h,
+                                    const void *const *pay, void *const *out, int device,
+                                    uint32_t *sum, h5zgpu_status *each)
+{
+    hzc_call c;
+    dec_batch_arrays B;
+    const int is_f32 = h[0].dtype == H5ZGPU_FLOAT32;
+    const uint64_t raw = g0->n * (is_f32 ? 4u : 8u);
+    const uint64_t delta_stride = rows16(8 * g0->n), sub_stride = rows16(8 * (g0->nsub + 1));
+    const uint64_t side_stride = rows16(2ull * HF_ANS_TABLES * HF_ANS_BUCKETS) +
+                                 rows16(8 * (hf_ans_nsub(g0->n) + 1));   /* buckets, words */
+    uint8_t *heads = (uint8_t *)malloc((size_t)count * DEC_HEAD_FIRST);
+    size_t *nhead = (size_t *)calloc(count, sizeof *nhead);
+    unsigned *order = (unsigned *)malloc(count * sizeof *order), k = 0, ncopy = 0;
+    unsigned *axes = (unsigned *)calloc(count, sizeof *axes);
+    uint16_t *table = (uint16_t *)malloc(sizeof(uint16_t) * HF_TABLE_ENTRIES);
+    hf_ans_tabs *A = (hf_ans_tabs *)malloc(sizeof *A);
+    hf_dec_args *job = (hf_dec_args *)malloc(count * sizeof *job);
+    uint64_t *tab_at = (uint64_t *)malloc(count * sizeof *tab_at), tab_total = 0;
+    uint8_t *tabs = (uint8_t *)malloc((size_t)count * DEC_TABLE_MOST);   /* one after another */
+    int any_axes = 0;
+    h5zgpu_status st = H5ZGPU_OK;
+    c.ws = NULL;
+    c.prev_device = -1;
+    if (!heads || !nhead || !order || !axes || !table || !A || !job || !tab_at || !tabs) {
+        st = hz_fail(H5ZGPU_E_NOMEM, "no host memory for a batch of %u chunks", count);
+        goto done;
+    }
+    for (unsigned i = 0; i < count; i++)
+        nhead[i] = h[i].payload_len < DEC_HEAD_FIRST ? h[i].payload_len : DEC_HEAD_FIRST;
+    if ((st = hzc_get_many(count, pay, nhead, heads, DEC_HEAD_FIRST, device)) != H5ZGPU_OK)
+        goto done;
+    for (unsigned i = 0; i < count; i++) {
+        uint64_t used;
+        tab_at[i] = tab_total;
+        const h5zgpu_status ps =
+            dec_batch_parse(g0, &h[i], pay[i], heads + (size_t)i * DEC_HEAD_FIRST, nhead[i],
+                            table, A, tabs + tab_total, &job[i], &axes[i], &used);
+        tab_total += used;
+        /* damaged: decoded by no one; not joining (used 0) or a head past the first bytes: a
+         * call decodes it */
+        each[i] = ps == H5ZGPU_OK ? (used ? H5ZGPU_OK : H5ZGPU_E_OUTPUT_TOO_SMALL)
+                  : nhead[i] < h[i].payload_len ? H5ZGPU_E_OUTPUT_TOO_SMALL
+                                                : ps;
+    }
+    /* the joining chunks by launch, in the order each kind first comes */
+    for (unsigned i = 0; i < count; i++) {
+        int seen = each[i] != H5ZGPU_OK;
+        for (unsigned j = 0; j < i && !seen; j++)
+            seen = each[j] == H5ZGPU_OK && same_launch(&job[j], &job[i]);
+        for (unsigned j = i; j < count && !seen; j++)
+            if (each[j] == H5ZGPU_OK && same_launch(&job[j], &job[i]))
+                order[k++] = j;
+    }
+    for (unsigned j = 0; j < k; j++)
+        any_axes |= axes[order[j]] != 0;
+    if (k) {
+        if ((st = hzc_call_begin(&c, device, NULL)) != H5ZGPU_OK)
+            goto done;
+        hzc_ws *w;
+        w = c.ws;
+        if ((st = dec_batch_arrays_need(w, k, &B)) != H5ZGPU_OK ||
+            (st = hzc_buf_need(&w->tok, k * delta_stride, 0)) != H5ZGPU_OK ||
+            (st = hzc_buf_need(&w->sub, k * sub_stride, 0)) != H5ZGPU_OK ||
+            (st = hzc_buf_need(&w->ans, tab_total + k * side_stride, 0)) != H5ZGPU_OK ||
+            (any_axes && (st = hzc_buf_need(&w->coded, k * raw, 0)) != H5ZGPU_OK))
+            goto done;
+        uint8_t *dtabs = (uint8_t *)w->ans.p, *coded = (uint8_t *)w->coded.p;
+        uint64_t most = 0;
+        for (unsigned j = 0; j < k; j++) {
+            const unsigned i = order[j];
+            hf_dec_args *d = &B.hargs[j];
+            *d = job[i];
+            uint8_t *side = dtabs + tab_total + j * side_stride;
+            if (d->L.form == HF_FORM_ANS) {
+                d->ans.fc = (const uint32_t *)(dtabs + tab_at[i]);
+                d->ans.bucket = (uint16_t *)side;
+                d->ans.woff = (uint64_t *)(side + rows16(2ull * HF_ANS_TABLES * HF_ANS_BUCKETS));
+            } else {
+                d->table = (const uint16_t *)(dtabs + tab_at[i]);
+            }
+            d->in = (const uint8_t *)pay[i];
+            d->delta = (int32_t *)((uint8_t *)w->tok.p + j * delta_stride);
+            d->suboff = (uint64_t *)((uint8_t *)w->sub.p + j * sub_stride);
+            d->out = axes[i] ? (void *)(coded + j * raw) : out[i];
+            d->sc = B.sc + j;
+            d->count = 1;
+            B.hspans[j].p = (const uint8_t *)pay[i];
+            B.hspans[j].n = h[i].payload_len;
+            most = h[i].payload_len > most ? h[i].payload_len : most;
+            if (axes[i])
+                B.hcopies[ncopy++] = hf_axes_job{coded + j * raw, out[i], axes[i]};
+        }
+        CK(cudaMemcpyAsync(dtabs, tabs, tab_total, cudaMemcpyHostToDevice, c.s),
+           "upload of the tables");   /* from pageable memory: copied before it returns */
+        CK(cudaMemcpyAsync(B.args, B.hargs, k * sizeof(hf_dec_args), cudaMemcpyHostToDevice,
+                           c.s),
+           "upload of the chunks' arguments");
+        CK(cudaMemcpyAsync(B.spans, B.hspans, k * sizeof(hzc_span), cudaMemcpyHostToDevice,
+                           c.s),
+           "upload of the payloads' places");
+        if (ncopy)
+            CK(cudaMemcpyAsync(B.copies, B.hcopies, ncopy * sizeof(hf_axes_job),
+                               cudaMemcpyHostToDevice, c.s),
+               "upload of the axis order's copies");
+        CK(cudaMemsetAsync(B.sc, 0, k * sizeof(hzc_scalars), c.s), "reset of the counters");
+        CK(hzc_launch_checksum_batch(B.spans, k, most, 0, 0, B.sc, w->sms, c.s),
+           "launch of the checksum kernel");
+        for (unsigned j = 0, n; j < k; j += n) {   /* a launch pass a kind */
+            for (n = 1; j + n < k && same_launch(&B.hargs[j + n], &B.hargs[j]); n++)
+                ;
+            hf_dec_args first = B.hargs[j];
+            first.many = B.args + j;
+            first.count = n;
+            CK(hzc_huff_launch_decode_many(&first, w->sms, c.s),
+               "launch of the Huffman decompression kernels");
+        }
+        CK(hf_axes_launch_copy_many(g0, B.hcopies, B.copies, ncopy, is_f32, 0, w->sms, c.s),
+           "launch of the axis order's copies back");
+        if ((st = hzc_sync_many(&c, B.hsc, B.sc, k)) != H5ZGPU_OK)
+            goto done;
+        for (unsigned j = 0; j < k; j++) {
+            each[order[j]] = B.hsc[j].corrupt ? H5ZGPU_E_CORRUPT : H5ZGPU_OK;
+            sum[order[j]] = B.hsc[j].sum;
+        }
+        hzc_call_end(&c, st);
+        c.ws = NULL;
+        c.prev_device = -1;
+    }
+    /* the others a call each */
+    for (unsigned i = 0; i < count; i++) {
+        if (each[i] != H5ZGPU_E_OUTPUT_TOO_SMALL)
+            continue;
+        const hzc_decode_args a = {.h = &h[i], .in = (const uint8_t *)pay[i], .in_dev = 1,
+                                   .out = out[i], .out_dev = 1, .device = device,
+                                   .stream = NULL};
+        each[i] = hzc_huff_decode(g0, &a, &sum[i]);
+        if (each[i] != H5ZGPU_OK && each[i] != H5ZGPU_E_CORRUPT) {
+            st = each[i];
+            goto done;
+        }
+    }
+done:
+    hzc_call_end(&c, st);
+    free(heads);
+    free(nhead);
+    free(order);
+    free(axes);
+    free(table);
+    free(A);
+    free(job);
+    free(tab_at);
+    free(tabs);
     return st;
 }

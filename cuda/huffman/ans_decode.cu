@@ -35,8 +35,12 @@ __device__ unsigned hf_ans_search(const uint32_t *fc, unsigned m, unsigned slot)
 
 /* Bucket k of table b: the token of its first slot, HF_ANS_PURE set when its last slot's is
  * the same (then no slot of the bucket needs a search). */
-__global__ void __launch_bounds__(HF_THREADS) hf_ans_buckets_kernel(const hf_ans_dec d)
+template <bool MANY>
+__global__ void __launch_bounds__(HF_THREADS)
+    hf_ans_buckets_kernel(const __grid_constant__ hf_dec_args a_)
 {
+    const hf_dec_args &a = hf_dec_at<MANY>(a_);
+    const hf_ans_dec &d = a.ans;
     const unsigned total = d.ntab * HF_ANS_BUCKETS, width = HF_ANS_M / HF_ANS_BUCKETS;
     for (unsigned j = blockIdx.x * blockDim.x + threadIdx.x; j < total;
          j += gridDim.x * blockDim.x) {
@@ -51,9 +55,12 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ans_buckets_kernel(const hf_ans
 /* One CTA, a run of groups a thread: each sub-chunk's first word from the groups' bits, the
  * busy groups' masks and the busy sub-chunks' counts, checked as ans_stream of huff_cpu.c
  * checks them (hf_parse checked the groups' padding and counted them). */
-__global__ void __launch_bounds__(HF_ONE_THREADS) hf_ans_index_kernel(const hf_dec_args a,
-                                                                      const hf_ans_dec d)
+template <bool MANY>
+__global__ void __launch_bounds__(HF_ONE_THREADS)
+    hf_ans_index_kernel(const __grid_constant__ hf_dec_args a_)
 {
+    const hf_dec_args &a = hf_dec_at<MANY>(a_);
+    const hf_ans_dec &d = a.ans;
     const hf_layout &L = a.L;
     const uint64_t nsub = hf_ans_nsub(a.g.n), groups = hf_ans_groups(nsub);
     const uint8_t *level0 = a.in + L.off_sub, *masks = level0 + hf_pad4((groups + 7) / 8);
@@ -183,9 +190,12 @@ struct hf_ans_state {
  * the context the element after it gave; tables and buckets in shared memory. The warp's
  * lanes go through their windows together, last to first, each into its row of row_s, and
  * the warp stores the rows whole. */
-__global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_decode_kernel(const hf_dec_args a,
-                                                                       const hf_ans_dec d)
+template <bool MANY>
+__global__ void __launch_bounds__(HF_ANS_THREADS)
+    hf_ans_decode_kernel(const __grid_constant__ hf_dec_args a_)
 {
+    const hf_dec_args &a = hf_dec_at<MANY>(a_);
+    const hf_ans_dec &d = a.ans;
     extern __shared__ uint32_t fc_s[];
     __shared__ int32_t row_s[HF_ANS_WARPS][32][HF_ANS_WIN + 1];
     const unsigned stride = d.span + 1u;
@@ -263,18 +273,26 @@ __global__ void __launch_bounds__(HF_ANS_THREADS) hf_ans_decode_kernel(const hf_
         atomicOr(&a.sc->corrupt, 1u);
 }
 
-cudaError_t hf_ans_launch_decode(const hf_dec_args &a, const hf_ans_dec &d, int sms,
-                                 cudaStream_t s)
+template <bool MANY>
+static cudaError_t ans_decode_as(const hf_dec_args &a, int sms, cudaStream_t s)
 {
-    const unsigned smem = hf_ans_dec_smem(d.ntab, d.span);
-    cudaError_t e = cudaFuncSetAttribute(hf_ans_decode_kernel,
+    /* a launch's chunks share a predictor and a radius: a.ans's tables' count and span */
+    const unsigned smem = hf_ans_dec_smem(a.ans.ntab, a.ans.span);
+    cudaError_t e = cudaFuncSetAttribute(hf_ans_decode_kernel<MANY>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          HF_ANS_SMEM_MAX);
     if (e != cudaSuccess)
         return e;
-    hf_ans_buckets_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(d);
-    hf_ans_index_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a, d);
-    hf_ans_decode_kernel<<<hf_sub_grid(hf_ans_nsub(a.g.n), 1, HF_ANS_THREADS), HF_ANS_THREADS,
-                           smem, s>>>(a, d);
+    hf_ans_buckets_kernel<MANY>
+        <<<hf_dec_layers(hf_dec_grid_each(sms, a), a), HF_THREADS, 0, s>>>(a);
+    hf_ans_index_kernel<MANY><<<hf_dec_layers(1, a), HF_ONE_THREADS, 0, s>>>(a);
+    hf_ans_decode_kernel<MANY>
+        <<<hf_dec_layers(hf_sub_grid(hf_ans_nsub(a.g.n), 1, HF_ANS_THREADS), a), HF_ANS_THREADS,
+           smem, s>>>(a);
     return cudaGetLastError();
+}
+
+cudaError_t hf_ans_launch_decode(const hf_dec_args &a, int sms, cudaStream_t s)
+{
+    return a.many ? ans_decode_as<true>(a, sms, s) : ans_decode_as<false>(a, sms, s);
 }

@@ -106,7 +106,7 @@ struct hf_axes_map {
     }
 };
 
-static hf_axes_map hf_axes_map_of(const hf_geom *g, unsigned axes)
+__host__ __device__ static hf_axes_map hf_axes_map_of(const hf_geom *g, unsigned axes)
 {
     unsigned a[3];
     hf_axes_of(axes, a);
@@ -119,12 +119,27 @@ static hf_axes_map hf_axes_map_of(const hf_geom *g, unsigned axes)
     return m;
 }
 
-template <typename T, bool GATHER>
-__global__ void __launch_bounds__(HF_AXES_THREADS)
-    hf_axes_rows_kernel(const hf_axes_map m, uint64_t total, const T *src, T *dst)
+/* The coded axis (0 or 1) along which the chunk's rows run, or 2 when they are the coded
+ * array's rows too. */
+__host__ __device__ static unsigned hf_axes_row_axis(unsigned axes)
 {
-    for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < total;
-         k += (uint64_t)gridDim.x * blockDim.x) {
+    unsigned a[3];
+    hf_axes_of(axes, a);
+    return a[2] == 2 ? 2u : a[0] == 2 ? 0u : 1u;
+}
+
+/* The items of a copy: elements (rows) or 32 x 32 tiles. */
+__host__ __device__ static uint64_t hf_axes_items(const hf_axes_map &m, unsigned A, uint64_t n)
+{
+    return A == 2 ? n : m.n[1 - A] * ((m.n[A] + 31) / 32) * ((m.n[2] + 31) / 32);
+}
+
+/* Elements first, first + step, ... of the coded array. */
+template <typename T, bool GATHER>
+__device__ void hf_axes_rows(const hf_axes_map &m, uint64_t total, const T *src, T *dst,
+                             uint64_t first, uint64_t step)
+{
+    for (uint64_t k = first; k < total; k += step) {
         const uint64_t x = k % m.n[2], r = k / m.n[2], y = r % m.n[1], z = r / m.n[1];
         const uint64_t i = m.chunk(z, y, x);
         if (GATHER)
@@ -137,8 +152,7 @@ __global__ void __launch_bounds__(HF_AXES_THREADS)
 /* A CTA of 32 x 8 threads a tile: coordinates a along axis A and x of the coded array, the
  * other coded axis at o. */
 template <typename T, bool GATHER>
-__global__ void __launch_bounds__(256)
-    hf_axes_tile_kernel(const hf_axes_map m, unsigned A, const T *src, T *dst)
+__device__ void hf_axes_tiles(const hf_axes_map &m, unsigned A, const T *src, T *dst)
 {
     __shared__ T tile_s[32][33];
     const unsigned O = 1 - A;   /* the remaining coded axis (A and O are 0 and 1) */
@@ -170,30 +184,63 @@ __global__ void __launch_bounds__(256)
     }
 }
 
+template <typename T, bool GATHER>
+__global__ void __launch_bounds__(HF_AXES_THREADS)
+    hf_axes_rows_kernel(const hf_axes_map m, uint64_t total, const T *src, T *dst)
+{
+    hf_axes_rows<T, GATHER>(m, total, src, dst, blockIdx.x * (uint64_t)blockDim.x + threadIdx.x,
+                            (uint64_t)gridDim.x * blockDim.x);
+}
+
+template <typename T, bool GATHER>
+__global__ void __launch_bounds__(256)
+    hf_axes_tile_kernel(const hf_axes_map m, unsigned A, const T *src, T *dst)
+{
+    hf_axes_tiles<T, GATHER>(m, A, src, dst);
+}
+
+/* Chunks copied together: grid layer blockIdx.z a chunk, 32 x 8 threads a CTA, each chunk's
+ * copy as the kernels above would make it. */
+template <typename T, bool GATHER>
+__global__ void __launch_bounds__(256)
+    hf_axes_many_kernel(const hf_geom g, const hf_axes_job *jobs)
+{
+    const hf_axes_job j = jobs[blockIdx.z];
+    const hf_axes_map m = hf_axes_map_of(&g, j.axes);
+    const unsigned A = hf_axes_row_axis(j.axes);
+    if (A == 2)
+        hf_axes_rows<T, GATHER>(m, g.n, (const T *)j.src, (T *)j.dst,
+                                blockIdx.x * 256ull + threadIdx.y * 32 + threadIdx.x,
+                                gridDim.x * 256ull);
+    else
+        hf_axes_tiles<T, GATHER>(m, A, (const T *)j.src, (T *)j.dst);
+}
+
+/* Grid-stride copies: enough CTAs to fill the GPU, no more than the items (a small chunk's copy
+ * is then one short wave, not 16 CTAs an SM waiting to start). */
+static unsigned hf_axes_grid(uint64_t items, uint64_t most)
+{
+    return (unsigned)(items < most ? items : most);
+}
+
 template <typename T>
 static void hf_axes_copy_as(const hf_geom *g, unsigned axes, int gather, const void *src,
                             void *dst, int sms, cudaStream_t s)
 {
     const hf_axes_map m = hf_axes_map_of(g, axes);
-    unsigned a[3];
-    hf_axes_of(axes, a);
-    /* grid-stride copies: enough CTAs to fill the GPU, no more than the items (a small chunk's
-     * copy is then one short wave, not 16 CTAs an SM waiting to start) */
+    const unsigned A = hf_axes_row_axis(axes);
     const uint64_t most = (uint64_t)hf_grid(sms) * 4u;
     const T *in = (const T *)src;
     T *out = (T *)dst;
-    if (a[2] == 2) {
-        const uint64_t rows = (g->n + HF_AXES_THREADS - 1) / HF_AXES_THREADS;
-        const unsigned grid = (unsigned)(rows < most ? rows : most);
+    if (A == 2) {
+        const unsigned grid = hf_axes_grid((g->n + HF_AXES_THREADS - 1) / HF_AXES_THREADS, most);
         if (gather)
             hf_axes_rows_kernel<T, true><<<grid, HF_AXES_THREADS, 0, s>>>(m, g->n, in, out);
         else
             hf_axes_rows_kernel<T, false><<<grid, HF_AXES_THREADS, 0, s>>>(m, g->n, in, out);
         return;
     }
-    const unsigned A = a[0] == 2 ? 0u : 1u;   /* the coded axis that is the chunk's x */
-    const uint64_t tiles = m.n[1 - A] * ((m.n[A] + 31) / 32) * ((m.n[2] + 31) / 32);
-    const unsigned grid = (unsigned)(tiles < most ? tiles : most);
+    const unsigned grid = hf_axes_grid(hf_axes_items(m, A, g->n), most);
     const dim3 block(32, 8);
     if (gather)
         hf_axes_tile_kernel<T, true><<<grid, block, 0, s>>>(m, A, in, out);
@@ -208,5 +255,38 @@ cudaError_t hf_axes_launch_copy(const hf_geom *g, unsigned axes, int is_f32, int
         hf_axes_copy_as<float>(g, axes, gather, src, dst, sms, s);
     else
         hf_axes_copy_as<double>(g, axes, gather, src, dst, sms, s);
+    return cudaGetLastError();
+}
+
+template <typename T>
+static void hf_axes_copy_many_as(const hf_geom *g, const hf_axes_job *hjobs,
+                                 const hf_axes_job *jobs, unsigned count, int gather, int sms,
+                                 cudaStream_t s)
+{
+    uint64_t items = 1;
+    for (unsigned k = 0; k < count; k++) {
+        const unsigned A = hf_axes_row_axis(hjobs[k].axes);
+        const uint64_t n = A == 2 ? (g->n + 255) / 256
+                                  : hf_axes_items(hf_axes_map_of(g, hjobs[k].axes), A, g->n);
+        items = n > items ? n : items;
+    }
+    const uint64_t most = (uint64_t)hf_grid(sms) * 4u / count;
+    const dim3 grid(hf_axes_grid(items, most < 2 ? 2 : most), 1, count), block(32, 8);
+    if (gather)
+        hf_axes_many_kernel<T, true><<<grid, block, 0, s>>>(*g, jobs);
+    else
+        hf_axes_many_kernel<T, false><<<grid, block, 0, s>>>(*g, jobs);
+}
+
+cudaError_t hf_axes_launch_copy_many(const hf_geom *g, const hf_axes_job *hjobs,
+                                     const hf_axes_job *jobs, unsigned count, int is_f32,
+                                     int gather, int sms, cudaStream_t s)
+{
+    if (count == 0)
+        return cudaSuccess;
+    if (is_f32)
+        hf_axes_copy_many_as<float>(g, hjobs, jobs, count, gather, sms, s);
+    else
+        hf_axes_copy_many_as<double>(g, hjobs, jobs, count, gather, sms, s);
     return cudaGetLastError();
 }

@@ -4,8 +4,11 @@
 #include "huff_device.cuh"
 
 /* Outliers into their escape markers; both lists' positions strictly increasing and inside. */
-__global__ void __launch_bounds__(HF_THREADS) hf_dec_lists_kernel(const hf_dec_args a)
+template <bool MANY>
+__global__ void __launch_bounds__(HF_THREADS)
+    hf_dec_lists_kernel(const __grid_constant__ hf_dec_args a_)
 {
+    const hf_dec_args &a = hf_dec_at<MANY>(a_);
     if (a.sc->corrupt)
         return;
     const hf_layout &L = a.L;
@@ -105,9 +108,11 @@ __device__ void hf_partial_sums(uint32_t *s, unsigned order, const hf_tile &tl)
 
 /* A tile's values from its deltas: escape markers left mean a missing outlier; fill elements
  * count as 0 and come back as the fill value; verbatim values replace what was reconstructed. */
-template <typename T>
-__global__ void __launch_bounds__(HF_THREADS) hf_dec_tile_kernel(const hf_dec_args a)
+template <typename T, bool MANY>
+__global__ void __launch_bounds__(HF_THREADS)
+    hf_dec_tile_kernel(const __grid_constant__ hf_dec_args a_)
 {
+    const hf_dec_args &a = hf_dec_at<MANY>(a_);
     uint32_t *s = (uint32_t *)hf_smem;
     __shared__ uint32_t fill_s[HF_TILE_N / 32], verb_s[HF_TILE_N / 32];
     __shared__ unsigned long long vlo_s, vhi_s;
@@ -181,22 +186,30 @@ __global__ void __launch_bounds__(HF_THREADS) hf_dec_tile_kernel(const hf_dec_ar
 
 cudaError_t hf_dec_launch_lists(const hf_dec_args &a, int sms, cudaStream_t s)
 {
-    hf_dec_lists_kernel<<<hf_grid(sms), HF_THREADS, 0, s>>>(a);
+    const dim3 grid = hf_dec_layers(hf_dec_grid_each(sms, a), a);
+    if (a.many)
+        hf_dec_lists_kernel<true><<<grid, HF_THREADS, 0, s>>>(a);
+    else
+        hf_dec_lists_kernel<false><<<grid, HF_THREADS, 0, s>>>(a);
     return cudaGetLastError();
 }
 
-template <typename T>
+template <typename T, bool MANY>
 static cudaError_t tiles_as(const hf_dec_args &a, cudaStream_t s)
 {
-    cudaError_t e = cudaFuncSetAttribute(
-        hf_dec_tile_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, HF_SMEM_DTILE);
+    cudaError_t e = cudaFuncSetAttribute(hf_dec_tile_kernel<T, MANY>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         HF_SMEM_DTILE);
     if (e != cudaSuccess)
         return e;
-    hf_dec_tile_kernel<T><<<(unsigned)a.g.ntiles, HF_THREADS, HF_SMEM_DTILE, s>>>(a);
+    hf_dec_tile_kernel<T, MANY>
+        <<<hf_dec_layers((unsigned)a.g.ntiles, a), HF_THREADS, HF_SMEM_DTILE, s>>>(a);
     return cudaGetLastError();
 }
 
 cudaError_t hf_dec_launch_tiles(const hf_dec_args &a, cudaStream_t s)
 {
-    return a.Q.is_f32 ? tiles_as<float>(a, s) : tiles_as<double>(a, s);
+    if (a.Q.is_f32)
+        return a.many ? tiles_as<float, true>(a, s) : tiles_as<float, false>(a, s);
+    return a.many ? tiles_as<double, true>(a, s) : tiles_as<double, false>(a, s);
 }

@@ -78,18 +78,23 @@ static inline dim3 hf_layers(unsigned x, const hf_enc_args &a)
 }
 
 
-/* The arguments of every decoding kernel. */
-struct hf_dec_args {
-    hf_geom g;
-    qz_quant Q;
-    hf_layout L;
-    const uint8_t *in;
-    const uint16_t *table;
-    int32_t *delta;
-    uint64_t *suboff;
-    void *out;
-    hzc_scalars *sc;
-};
+/* The arguments of the chunk this CTA decodes (hf_dec_args, stages.h): the kernel's own (MANY
+ * false, one chunk a launch), or its chunk's in many. Each decoding kernel comes in both
+ * instantiations: a reference chosen at run time read the one chunk's arguments through a
+ * generic pointer, and a copy of the struct took 456 bytes of stack and twice the registers;
+ * either slowed whole fields' decoding by about a tenth. __grid_constant__ lets a kernel take
+ * its argument's address. */
+template <bool MANY>
+__device__ __forceinline__ const hf_dec_args &hf_dec_at(const hf_dec_args &a)
+{
+    return MANY ? a.many[blockIdx.z] : a;
+}
+
+/* A decoding launch's grid: x CTAs a chunk, a layer a chunk. */
+static inline dim3 hf_dec_layers(unsigned x, const hf_dec_args &a)
+{
+    return dim3(x, 1, a.count);
+}
 
 /* Markers in the quantisation codes the token kernel reads, outside every code's range. */
 #define HF_CODE_FILL INT32_MIN
@@ -117,6 +122,13 @@ static inline unsigned hf_grid(int sms)
 
 /* The same shared by the chunks of a launch: at least two CTAs a chunk. */
 static inline unsigned hf_grid_each(int sms, const hf_enc_args &a)
+{
+    const unsigned g = hf_grid(sms) / a.count;
+    return g < 2u ? 2u : g;
+}
+
+/* The same for a decoding launch. */
+static inline unsigned hf_dec_grid_each(int sms, const hf_dec_args &a)
 {
     const unsigned g = hf_grid(sms) / a.count;
     return g < 2u ? 2u : g;
@@ -183,9 +195,17 @@ cudaError_t hf_ans_launch_encode(const hf_enc_args &a, int sms, cudaStream_t s);
 cudaError_t hf_ans_launch_place(const hf_enc_args &a, int sms, cudaStream_t s);
 
 /* ans_decode.cu: the ANS form's stream -> delta (markers for fill and escape tokens), in place
- * of hf_dec_launch_stream. */
-cudaError_t hf_ans_launch_decode(const hf_dec_args &a, const hf_ans_dec &d, int sms,
-                                 cudaStream_t s);
+ * of hf_dec_launch_stream; the tables in a.ans. */
+cudaError_t hf_ans_launch_decode(const hf_dec_args &a, int sms, cudaStream_t s);
+
+/* stream_decode.cu: the kernel that decodes a Huffman form's stream, by its bits an element
+ * (HF_STREAM_ANS: ans_decode.cu's, for the ANS form); chunks decoded in one launch need the
+ * same. */
+#define HF_STREAM_RUNS 0u
+#define HF_STREAM_SPLIT 1u
+#define HF_STREAM_SUB 2u
+#define HF_STREAM_ANS 3u
+unsigned hf_dec_stream_kind(const hf_dec_args &a);
 
 /* stream_decode.cu: the sub-chunks' bit offsets into suboff (with the checks of the table's and
  * the stream's padding), then every element's delta or token marker into delta. */
@@ -194,11 +214,10 @@ cudaError_t hf_dec_launch_stream(const hf_dec_args &a, int sms, cudaStream_t s);
 /* decode_values.cu: the outliers into their escape markers (both lists checked). */
 cudaError_t hf_dec_launch_lists(const hf_dec_args &a, int sms, cudaStream_t s);
 
-/* interp.cu: values from the deltas of an interpolated payload (outliers placed), u n int32 of
- * scratch, then its verbatim values; a damaged delta sets sc->corrupt. */
-cudaError_t hf_ip_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,
-                                const uint8_t *in, const int32_t *delta, int32_t *u, void *out,
-                                hzc_scalars *sc, int sms, cudaStream_t s);
+/* interp.cu: values from the deltas of an interpolated payload (outliers placed) into out, the
+ * n int32 after the deltas scratch for the codes, then its verbatim values; a damaged delta
+ * sets sc->corrupt. */
+cudaError_t hf_ip_launch_decode(const hf_dec_args &a, int sms, cudaStream_t s);
 
 /* decode_values.cu: a Lorenzo payload's values from its deltas by partial sums, a CTA a tile,
  * with its fill and verbatim values. */

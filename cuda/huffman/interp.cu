@@ -37,15 +37,26 @@ struct hf_ip_args {
     uint32_t gty, gtx;           /* tiles along y and x */
     unsigned tshift[3];          /* log2 of the tile's edges (they are powers of two) */
     const hf_enc_args *many;     /* encoder, chunks coded together: their own (hf_enc_args) */
+    const hf_dec_args *dmany;    /* decoder, chunks decoded together: their own */
     unsigned count;              /* the chunks a launch codes: grid layers */
 };
 
-/* The arguments of the chunk this CTA works on: a's, with a chunk coded together with others
- * taking its quantiser, values and buffers from its hf_enc_args. */
+/* The arguments of the chunk this CTA works on: a's, with a chunk coded or decoded together
+ * with others taking its quantiser, values and buffers from its hf_enc_args or hf_dec_args
+ * (each direction tests only its own, which keeps the other's registers out of its kernels). */
+template <bool ENCODE>
 __device__ __forceinline__ hf_ip_args hf_ip_at(const hf_ip_args &a0)
 {
     hf_ip_args a = a0;
-    if (a0.many) {
+    if (!ENCODE && a0.dmany) {
+        const hf_dec_args &d = a0.dmany[blockIdx.z];
+        a.Q = d.Q;
+        a.delta = d.delta;
+        a.u = d.delta + d.g.n;
+        a.out = d.out;
+        a.sc = d.sc;
+    }
+    if (ENCODE && a0.many) {
         const hf_enc_args &e = a0.many[blockIdx.z];
         a.Q = e.Q;
         a.in = e.in;
@@ -262,7 +273,7 @@ template <typename T, bool ENCODE>
 __global__ void __launch_bounds__(HF_IP_COARSE_THREADS)
     hf_ip_pass_kernel(const hf_ip_args a_, unsigned p0, unsigned p1, unsigned np)
 {
-    const hf_ip_args a = hf_ip_at(a_);
+    const hf_ip_args a = hf_ip_at<ENCODE>(a_);
     unsigned cost = 0;
     if (ENCODE && !hf_ip_tried(a))
         return;   /* grid-uniform: the costs are final */
@@ -454,7 +465,7 @@ template <typename T, bool ENCODE, bool LIN, int RZ, int RY, int RX, bool L1>
 __global__ void __launch_bounds__(HF_IP_LEVEL_THREADS)
     hf_ip_level_kernel(const hf_ip_args a_, unsigned hs_l, hf_ip_part part)
 {
-    const hf_ip_args a = hf_ip_at(a_);
+    const hf_ip_args a = hf_ip_at<ENCODE>(a_);
     using S = hf_ip_level_shape<RZ, RY, RX>;
     constexpr int BY = S::BY, BXE = S::BXE, BYE = S::BYE, MY = S::MY;
     const unsigned hs = L1 ? 0u : hs_l;   /* level 1 (nothing reads its codes): step 1 */
@@ -712,7 +723,7 @@ static void hf_ip_level_launch(const hf_ip_args &a, unsigned hs, hf_ip_part part
 /* The predictor: interpolation when tried and cheaper enough than the best Lorenzo order. */
 __global__ void hf_enc_ip_pick_kernel(const hf_ip_args a_)
 {
-    const hf_ip_args a = hf_ip_at(a_);
+    const hf_ip_args a = hf_ip_at<true>(a_);
     hf_enc_plan *P = a.plan;
     const unsigned order = hf_best_order(P->cost, a.g.dim);
     P->pred = hf_ip_tried(a) && hf_ip_wins(P->cost_ip, P->cost[order], a.Q.pwrel) ? HF_PRED_INTERP
@@ -721,10 +732,15 @@ __global__ void hf_enc_ip_pick_kernel(const hf_ip_args a_)
 
 /* Verbatim values over the reconstruction (the lists kernel checked their positions). */
 template <typename T>
-__global__ void __launch_bounds__(HF_IP_THREADS) hf_dec_ip_verbatim_kernel(const hf_ip_args a,
+__global__ void __launch_bounds__(HF_IP_THREADS) hf_dec_ip_verbatim_kernel(const hf_ip_args a_,
                                                                  const uint8_t *in,
                                                                  hf_layout L)
 {
+    const hf_ip_args a = hf_ip_at<false>(a_);
+    if (a_.dmany) {
+        in = a_.dmany[blockIdx.z].in;
+        L = a_.dmany[blockIdx.z].L;
+    }
     if (a.sc->corrupt)
         return;
     for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < L.n_verb;
@@ -850,21 +866,22 @@ cudaError_t hf_ip_launch_encode(const hf_enc_args &e, cudaStream_t s)
                       : hf_ip_launch_passes<double, true>(a, s);
 }
 
-cudaError_t hf_ip_launch_decode(const hf_geom *g, const qz_quant *Q, const hf_layout *L,
-                                 const uint8_t *in, const int32_t *delta, int32_t *u, void *out,
-                                 hzc_scalars *sc, int sms, cudaStream_t s)
+cudaError_t hf_ip_launch_decode(const hf_dec_args &d, int sms, cudaStream_t s)
 {
-    hf_ip_args a = hf_ip_args_of(g, Q, u, (int32_t *)delta);
-    a.out = out;
-    a.sc = sc;
-    cudaError_t e = Q->is_f32 ? hf_ip_launch_passes<float, false>(a, s)
-                              : hf_ip_launch_passes<double, false>(a, s);
+    hf_ip_args a = hf_ip_args_of(&d.g, &d.Q, d.delta + d.g.n, d.delta);
+    a.out = d.out;
+    a.sc = d.sc;
+    a.dmany = d.many;
+    a.count = d.count;
+    cudaError_t e = d.Q.is_f32 ? hf_ip_launch_passes<float, false>(a, s)
+                               : hf_ip_launch_passes<double, false>(a, s);
     if (e != cudaSuccess)
         return e;
-    const unsigned grid = (unsigned)(sms > 0 ? sms : 1) * 4u;
-    if (Q->is_f32)
-        hf_dec_ip_verbatim_kernel<float><<<grid, HF_IP_THREADS, 0, s>>>(a, in, *L);
+    unsigned grid = (unsigned)(sms > 0 ? sms : 1) * 4u / d.count;
+    const dim3 layers(grid < 2 ? 2 : grid, 1, d.count);
+    if (d.Q.is_f32)
+        hf_dec_ip_verbatim_kernel<float><<<layers, HF_IP_THREADS, 0, s>>>(a, d.in, d.L);
     else
-        hf_dec_ip_verbatim_kernel<double><<<grid, HF_IP_THREADS, 0, s>>>(a, in, *L);
+        hf_dec_ip_verbatim_kernel<double><<<layers, HF_IP_THREADS, 0, s>>>(a, d.in, d.L);
     return cudaGetLastError();
 }

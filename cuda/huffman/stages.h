@@ -136,6 +136,27 @@ typedef struct hf_enc_args {
     unsigned count;
 } hf_enc_args;
 
+/* The arguments of every decoding kernel: the chunk, its quantiser, the payload's parts (L) at
+ * in, the Huffman decoder table or the ANS form's tables, the deltas (n int32, 2n for an
+ * interpolated payload), the sub-chunks' offsets, the output and the call's counters. Chunks
+ * decoded together (count of one coded shape, predictor, radius and stream kernel) take grid
+ * layer blockIdx.z each, their own arguments at many[z] (device memory); one chunk alone has
+ * many NULL and count 1. */
+typedef struct hf_dec_args {
+    hf_geom g;
+    qz_quant Q;
+    hf_layout L;
+    const uint8_t *in;
+    const uint16_t *table;
+    hf_ans_dec ans;
+    int32_t *delta;
+    uint64_t *suboff;
+    void *out;
+    hzc_scalars *sc;
+    const struct hf_dec_args *many;
+    unsigned count;
+} hf_dec_args;
+
 /* Encodes the payload into b->dst (the pipeline of encode.cu); sc->bytes_total receives its size
  * (above cap: nothing was written) and sc->sum, which the caller zeroes, its checksum sum. */
 cudaError_t hzc_huff_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned radius,
@@ -159,6 +180,16 @@ cudaError_t hzc_huff_launch_decode(const hf_geom *g, const qz_quant *Q, const hf
                                    const hf_ans_dec *ans, int32_t *delta, uint64_t *suboff,
                                    void *out, hzc_scalars *sc, int sms, cudaStream_t s);
 
+/* The same for count chunks of one coded shape, predictor, radius and kind in one pass of
+ * launches: chunk k's arguments at many[k] (device memory; a0 is chunk 0's, with many and count
+ * set), their tables uploaded and counters zeroed by the caller, the checksum pass the
+ * caller's. */
+cudaError_t hzc_huff_launch_decode_many(const hf_dec_args *a0, int sms, cudaStream_t s);
+
+/* The kernels that decode a's stream: chunks decoded in one pass need the same kind (and the
+ * same coded shape, predictor and radius). */
+unsigned hzc_huff_decode_kind(const hf_dec_args *a);
+
 /* axes.cu: the axis order's costs of the chunk g over its sampled tiles into cost[0..2] and
  * their terms into cost[3..5] (zeroed first); the copy of the chunk into the coded array
  * (gather) or back. */
@@ -171,5 +202,18 @@ cudaError_t hf_axes_launch_cost_many(const hf_geom *g, const qz_quant *Q0, const
                                      unsigned long long *cost, cudaStream_t s);
 cudaError_t hf_axes_launch_copy(const hf_geom *g, unsigned axes, int is_f32, int gather,
                                 const void *src, void *dst, int sms, cudaStream_t s);
+
+/* One chunk's copy between it and its coded array, for hf_axes_launch_copy_many. */
+typedef struct hf_axes_job {
+    const void *src;
+    void *dst;
+    unsigned axes;
+} hf_axes_job;
+
+/* The copies of count chunks of the geometry g (one element type, one direction) in one
+ * launch: jobs in device memory, hjobs the same on the host (it sizes the grid). */
+cudaError_t hf_axes_launch_copy_many(const hf_geom *g, const hf_axes_job *hjobs,
+                                     const hf_axes_job *jobs, unsigned count, int is_f32,
+                                     int gather, int sms, cudaStream_t s);
 
 #endif

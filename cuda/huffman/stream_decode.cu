@@ -5,8 +5,11 @@
 
 /* Sub-chunk bit offsets, then the checks of hf_decode_cpu on the sub-chunk table's padding and
  * the stream's length and padding. */
-__global__ void __launch_bounds__(HF_ONE_THREADS) hf_dec_sub_scan_kernel(const hf_dec_args a)
+template <bool MANY>
+__global__ void __launch_bounds__(HF_ONE_THREADS)
+    hf_dec_sub_scan_kernel(const __grid_constant__ hf_dec_args a_)
 {
+    const hf_dec_args &a = hf_dec_at<MANY>(a_);
     const hf_layout &L = a.L;
     /* an even share each, read as 32-bit words of two entries (the table is 4-aligned) */
     const uint64_t nsub = a.g.nsub, per = 2 * ((nsub + 2 * blockDim.x - 1) / (2 * blockDim.x));
@@ -196,8 +199,11 @@ __device__ __forceinline__ uint16_t *hf_table_to_smem(const hf_dec_args &a)
  */
 #define HF_DENSE 1u
 
-__global__ void __launch_bounds__(HF_SUB_THREADS) hf_dec_sub_kernel(const hf_dec_args a)
+template <bool MANY>
+__global__ void __launch_bounds__(HF_SUB_THREADS)
+    hf_dec_sub_kernel(const __grid_constant__ hf_dec_args a_)
 {
+    const hf_dec_args &a = hf_dec_at<MANY>(a_);
     const uint16_t *table_s = hf_table_to_smem(a);
     __syncthreads();
     const uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
@@ -231,8 +237,11 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_dec_sub_kernel(const hf_dec
 #define HF_SPLIT_WORDS (HF_SPLIT_WIN / 32u)
 #define HF_SMEM_SPLIT (HF_SMEM_TABLE + HF_SPLIT_THREADS * HF_SPLIT_WORDS * 4u)
 
-__global__ void __launch_bounds__(HF_SPLIT_THREADS) hf_dec_split_kernel(const hf_dec_args a)
+template <bool MANY>
+__global__ void __launch_bounds__(HF_SPLIT_THREADS)
+    hf_dec_split_kernel(const __grid_constant__ hf_dec_args a_)
 {
+    const hf_dec_args &a = hf_dec_at<MANY>(a_);
     const uint16_t *table_s = hf_table_to_smem(a);
     uint32_t *starts_s = (uint32_t *)(hf_smem + HF_SMEM_TABLE);   /* HF_SPLIT_WORDS a thread */
     for (unsigned w = 0; w < HF_SPLIT_WORDS; w++)
@@ -361,8 +370,11 @@ __global__ void __launch_bounds__(HF_SPLIT_THREADS) hf_dec_split_kernel(const hf
  * whole warp can store their runs together: a thread finishes the group it has begun and keeps
  * a run's last partial group, and the warp stores the whole groups between, 32 groups (512
  * bytes) a store, where one thread would store them one at a time while the others wait. */
-__global__ void __launch_bounds__(HF_SUB_THREADS) hf_dec_runs_kernel(const hf_dec_args a)
+template <bool MANY>
+__global__ void __launch_bounds__(HF_SUB_THREADS)
+    hf_dec_runs_kernel(const __grid_constant__ hf_dec_args a_)
 {
+    const hf_dec_args &a = hf_dec_at<MANY>(a_);
     const uint16_t *table_s = hf_table_to_smem(a);
     __syncthreads();
     const hf_layout &L = a.L;
@@ -452,29 +464,43 @@ __global__ void __launch_bounds__(HF_SUB_THREADS) hf_dec_runs_kernel(const hf_de
 }
 
 
-cudaError_t hf_dec_launch_stream(const hf_dec_args &a, int sms, cudaStream_t s)
+unsigned hf_dec_stream_kind(const hf_dec_args &a)
 {
-    (void)sms;
     /* by the stream's bits an element: under 1/8, runs by the warp (pairs leave none); under
      * HF_DENSE, sub-chunks split; else a thread a sub-chunk. Either way the same deltas. */
-    const bool runs = a.L.form != HF_FORM_PAIRS && a.L.stream_bytes * 64 < a.g.n;
-    const bool split = !runs && a.L.stream_bytes * 8 < HF_DENSE * a.g.n;
-    cudaError_t e = cudaFuncSetAttribute(runs    ? hf_dec_runs_kernel
-                                         : split ? hf_dec_split_kernel
-                                                 : hf_dec_sub_kernel,
+    if (a.L.form != HF_FORM_PAIRS && a.L.stream_bytes * 64 < a.g.n)
+        return HF_STREAM_RUNS;
+    return a.L.stream_bytes * 8 < HF_DENSE * a.g.n ? HF_STREAM_SPLIT : HF_STREAM_SUB;
+}
+
+template <bool MANY>
+static cudaError_t stream_as(const hf_dec_args &a, cudaStream_t s)
+{
+    const unsigned kind = hf_dec_stream_kind(a);
+    const bool runs = kind == HF_STREAM_RUNS, split = kind == HF_STREAM_SPLIT;
+    cudaError_t e = cudaFuncSetAttribute(runs    ? hf_dec_runs_kernel<MANY>
+                                         : split ? hf_dec_split_kernel<MANY>
+                                                 : hf_dec_sub_kernel<MANY>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          split ? HF_SMEM_SPLIT : HF_SMEM_TABLE);
     if (e != cudaSuccess)
         return e;
-    hf_dec_sub_scan_kernel<<<1, HF_ONE_THREADS, 0, s>>>(a);
+    hf_dec_sub_scan_kernel<MANY><<<hf_dec_layers(1, a), HF_ONE_THREADS, 0, s>>>(a);
     if (runs)
-        hf_dec_runs_kernel<<<hf_sub_grid(a.g.nsub, 1, HF_SUB_THREADS), HF_SUB_THREADS,
-                             HF_SMEM_TABLE, s>>>(a);
+        hf_dec_runs_kernel<MANY><<<hf_dec_layers(hf_sub_grid(a.g.nsub, 1, HF_SUB_THREADS), a),
+                                   HF_SUB_THREADS, HF_SMEM_TABLE, s>>>(a);
     else if (split)
-        hf_dec_split_kernel<<<hf_sub_grid(a.g.nsub, HF_SPLIT, HF_SPLIT_THREADS), HF_SPLIT_THREADS,
-                          HF_SMEM_SPLIT, s>>>(a);
+        hf_dec_split_kernel<MANY>
+            <<<hf_dec_layers(hf_sub_grid(a.g.nsub, HF_SPLIT, HF_SPLIT_THREADS), a),
+               HF_SPLIT_THREADS, HF_SMEM_SPLIT, s>>>(a);
     else
-        hf_dec_sub_kernel<<<hf_sub_grid(a.g.nsub, 1, HF_SUB_THREADS), HF_SUB_THREADS, HF_SMEM_TABLE,
-                        s>>>(a);
+        hf_dec_sub_kernel<MANY><<<hf_dec_layers(hf_sub_grid(a.g.nsub, 1, HF_SUB_THREADS), a),
+                                  HF_SUB_THREADS, HF_SMEM_TABLE, s>>>(a);
     return cudaGetLastError();
+}
+
+cudaError_t hf_dec_launch_stream(const hf_dec_args &a, int sms, cudaStream_t s)
+{
+    (void)sms;
+    return a.many ? stream_as<true>(a, s) : stream_as<false>(a, s);
 }
