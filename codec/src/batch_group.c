@@ -32,6 +32,12 @@
  * (16 MiB chunks of velocity_x on an H100: 57.5 GB/s in groups, 79.6 a call each). */
 #define HZ_HUFFMAN_GROUP_CHUNK ((uint64_t)8 << 20)
 
+/* Huffman chunks a group takes at most: each holds its own tables beside its values (the
+ * encoder's ANS plan, 192 KiB; the decoder's tables, up to 96 KiB, and its head), which
+ * thousands of small chunks in one group would multiply into gigabytes. 64 is a group of 1 MiB
+ * chunks, the dataset library's largest batch. */
+#define HZ_HUFFMAN_GROUP_MOST 64u
+
 /* Groups in flight: one group's synchronisations and host work overlap the others' kernels.
  * A group of fewer than HZ_GROUP_MIN_BYTES of values pays more for them than the overlap
  * saves. */
@@ -49,6 +55,15 @@ static unsigned group_size(size_t n, uint64_t raw, uint64_t most_bytes)
     const uint64_t spread = (n + HZ_GROUP_THREADS - 1) / HZ_GROUP_THREADS;
     const uint64_t want = spread > least ? spread : least;
     return (unsigned)(want < most ? want : most);
+}
+
+/* group_size for chunks of the codec: Huffman groups hold at most HZ_HUFFMAN_GROUP_MOST. */
+static unsigned group_size_of(h5zgpu_codec codec, size_t n, uint64_t raw)
+{
+    if (codec != H5ZGPU_CODEC_HUFFMAN)
+        return group_size(n, raw, HZ_BATCH_BYTES);
+    const unsigned gs = group_size(n, raw, HZ_BATCH_BYTES_HUFFMAN);
+    return gs < HZ_HUFFMAN_GROUP_MOST ? gs : HZ_HUFFMAN_GROUP_MOST;
 }
 
 /* Groups 0..ngroups-1 run by up to HZ_GROUP_THREADS threads, the caller's among them, each
@@ -252,9 +267,8 @@ static void compress_run(group_pool *P, size_t j, void *scratch)
 static void compress_all(hz_batch *b)
 {
     const h5zgpu_params *p = b->p;
-    const unsigned gs = group_size(b->count, hz_count(p->rank, p->dims) * hz_esize(p->dtype),
-                                   p->codec == H5ZGPU_CODEC_HUFFMAN ? HZ_BATCH_BYTES_HUFFMAN
-                                                                    : HZ_BATCH_BYTES);
+    const unsigned gs =
+        group_size_of(p->codec, b->count, hz_count(p->rank, p->dims) * hz_esize(p->dtype));
     group_pool P = {.b = b, .ngroups = (b->count + gs - 1) / gs, .run = compress_run,
                     .scratch_new = enc_group_new, .gs = gs};
     run_groups(&P);
@@ -409,9 +423,7 @@ static void decompress_all(hz_batch *b)
             continue;
         const hz_header *h0 = &all[first];
         const uint64_t raw = hz_count(h0->rank, h0->dims) * hz_esize(h0->dtype);
-        const unsigned most = group_size(joined, raw,
-                                         h0->codec == H5ZGPU_CODEC_HUFFMAN ? HZ_BATCH_BYTES_HUFFMAN
-                                                                           : HZ_BATCH_BYTES);
+        const unsigned most = group_size_of((h5zgpu_codec)h0->codec, joined, raw);
         start[ng++] = used;
         for (size_t i = first; i < n && used - start[ng - 1] < most; i++)
             if (!placed[i] && ok[i] && joins(b, i, &all[i], h0)) {

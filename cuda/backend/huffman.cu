@@ -613,9 +613,10 @@ static int same_launch(const hf_dec_args *x, const hf_dec_args *y)
  * form's entries (frequency | cumulative << 16) of each table's tokens 0..2R-1. */
 #define DEC_TABLE_MOST rows16(4ull * HF_ANS_TABLES * 2 * HF_RADIUS_MAX)
 
-/* Parses chunk i's head, and when the chunk can join the batch's launches (its payload
- * 4-aligned: the kernels read words) puts its tables at tabs and its arguments in d: *used is
- * then their bytes, else 0. The head's verdict: H5ZGPU_OK, or what the parsing found. */
+/* Parses a chunk's head (header h, the first nhead bytes of its payload at pay), and when the
+ * chunk can join the batch's launches (its payload 4-aligned: the kernels read words) puts its
+ * tables at tabs and its arguments in d: *used is then their bytes, else 0. The head's
+ * verdict: H5ZGPU_OK, or what the parsing found. */
 static h5zgpu_status dec_batch_parse(const hf_geom *g0, const hz_header *h, const void *pay,
                                      const uint8_t *head, size_t nhead, uint16_t *table,
                                      hf_ans_tabs *A, uint8_t *tabs, hf_dec_args *d,
