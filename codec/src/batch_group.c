@@ -356,8 +356,9 @@ static h5zgpu_status decompress_group(hz_batch *b, unsigned k, int dev, const ui
     return H5ZGPU_OK;
 }
 
-/* Whether chunk i (header h) joins the group of the chunk with header h0: fixed-length, the
- * same shape and element type, and room for its values. */
+/* Whether chunk i (header h) joins the group of the chunk with header h0: fixed-length, or
+ * Huffman of at most HZ_HUFFMAN_GROUP_CHUNK bytes of values in a shape its payload takes; the
+ * same codec, shape and element type as h0; and room for its values. */
 static int joins(const hz_batch *b, size_t i, const hz_header *h, const hz_header *h0)
 {
     const uint64_t raw = hz_count(h->rank, h->dims) * hz_esize(h->dtype);
