@@ -209,9 +209,26 @@ uint64_t hf_ans_encode_cpu(const hf_geom *g, unsigned pred, const hf_ans_tabs *A
 
 /* ---- decoder ------------------------------------------------------------------------------ */
 
-/* One number of the tables' nibbles at *k (of nk); 0 when it runs past them or past 2^21. */
+/* One number of the tables' nibbles at *k (of nk); 0 when it runs past them or past 2^21 (eight
+ * groups with bit 3 set). Where sixteen nibbles lie ahead, the first eight are read at once: the
+ * lowest group without bit 3 ends the number, and the groups' 3-bit fields are packed together
+ * by halving their spacing thrice. */
 static int nib_get(const uint8_t *p, uint64_t nk, uint64_t *k, uint32_t *v)
 {
+    if (*k + 16 <= nk) {
+        const uint32_t x = (uint32_t)(hz_get_u64(p + *k / 2) >> (4 * (*k & 1)));
+        const uint32_t ends = ~x & 0x88888888u;
+        if (!ends)
+            return 0;
+        const unsigned len = (unsigned)__builtin_ctz(ends) / 4 + 1;
+        uint32_t t = x & 0x77777777u;
+        t = (t & 0x07070707u) | (t >> 1 & 0x38383838u);
+        t = (t & 0x003F003Fu) | (t >> 2 & 0x0FC00FC0u);
+        t = (t & 0x00000FFFu) | (t >> 4 & 0x00FFF000u);
+        *v = t & ((1u << 3 * len) - 1u);
+        *k += len;
+        return 1;
+    }
     uint32_t r = 0;
     for (unsigned sh = 0; sh <= 21; sh += 3) {
         if (*k >= nk)
@@ -248,6 +265,7 @@ h5zgpu_status hf_ans_parse(const uint8_t *p, uint64_t avail, unsigned pred, unsi
                 if (f > HF_ANS_M)
                     return hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed: an ANS "
                                                      "frequency exceeds 2^14");
+                A->cum[c][t] = sum;
                 A->freq[c][t++] = f;
                 sum += f;
                 continue;
@@ -255,8 +273,10 @@ h5zgpu_status hf_ans_parse(const uint8_t *p, uint64_t avail, unsigned pred, unsi
             if (!nib_get(p, nk, &k, &zeros) || zeros >= m - t - 1)
                 return hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed: an ANS table's "
                                                  "run of unused tokens reaches its end");
-            for (uint32_t z = 0; z <= zeros; z++)
+            for (uint32_t z = 0; z <= zeros; z++) {
+                A->cum[c][t] = sum;
                 A->freq[c][t++] = 0;
+            }
         }
         if (m && sum != HF_ANS_M)
             return hz_fail(H5ZGPU_E_CORRUPT,
@@ -271,7 +291,7 @@ h5zgpu_status hf_ans_parse(const uint8_t *p, uint64_t avail, unsigned pred, unsi
         if (p[b])
             return hz_fail(H5ZGPU_E_CORRUPT,
                            "Huffman payload is malformed: ANS table padding is not zero");
-    finish_tables(A);
+    A->nibbles = k;   /* the cumulative frequencies were set as the tables were read */
     return H5ZGPU_OK;
 }
 

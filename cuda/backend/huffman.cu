@@ -10,6 +10,7 @@
 
 extern "C" {
 #include "huff.h"
+#include "parallel.h"
 }
 
 #define HF_TABLE_ENTRIES (1u << HF_MAX_LEN)   /* the Huffman decoder table */
@@ -609,18 +610,18 @@ static int same_launch(const hf_dec_args *x, const hf_dec_args *y)
            hzc_huff_decode_kind(x) == hzc_huff_decode_kind(y);
 }
 
-/* The bytes a chunk's tables take in a batch's upload: the Huffman decoder table, or the ANS
- * form's entries (frequency | cumulative << 16) of each table's tokens 0..2R-1. */
+/* The bytes of a chunk's slot for its tables in a batch's upload: the Huffman decoder table, or
+ * the ANS form's entries (frequency | cumulative << 16) of each table's tokens 0..2R-1. */
 #define DEC_TABLE_MOST rows16(4ull * HF_ANS_TABLES * 2 * HF_RADIUS_MAX)
 
 /* Parses a chunk's head (header h, the first nhead bytes of its payload at pay), and when the
  * chunk can join the batch's launches (its payload 4-aligned: the kernels read words) puts its
- * tables at tabs and its arguments in d: *used is then their bytes, else 0. The head's
- * verdict: H5ZGPU_OK, or what the parsing found. */
+ * tables in its slot and its arguments in d: *used is then the slot's bytes used, else 0. A
+ * holds the ANS tables on the way. The head's verdict: H5ZGPU_OK, or what the parsing found. */
 static h5zgpu_status dec_batch_parse(const hf_geom *g0, const hz_header *h, const void *pay,
-                                     const uint8_t *head, size_t nhead, uint16_t *table,
-                                     hf_ans_tabs *A, uint8_t *tabs, hf_dec_args *d,
-                                     unsigned *axes, uint64_t *used)
+                                     const uint8_t *head, size_t nhead, hf_ans_tabs *A,
+                                     uint8_t *slot, hf_dec_args *d, unsigned *axes,
+                                     uint64_t *used)
 {
     const int is_f32 = h->dtype == H5ZGPU_FLOAT32;
     hf_geom cg;
@@ -632,20 +633,19 @@ static h5zgpu_status dec_batch_parse(const hf_geom *g0, const hz_header *h, cons
     h5zgpu_status st = hf_payload_axes(g0, h->version, head, h->payload_len, axes, &cg);
     if (st == H5ZGPU_OK)
         st = hf_parse(&cg, h->version, is_f32 ? 4u : 8u, head, nhead, h->payload_len, &d->L,
-                      table, A);
+                      (uint16_t *)slot, A);
     if (st == H5ZGPU_OK && !qz_get_anchor(head, &d->Q))
         st = H5ZGPU_E_CORRUPT;
     if (st != H5ZGPU_OK || ((uintptr_t)pay & 3u))
         return st;
     d->g = cg;
-    if (d->L.form != HF_FORM_ANS) {
-        memcpy(tabs, table, sizeof(uint16_t) * HF_TABLE_ENTRIES);
+    if (d->L.form != HF_FORM_ANS) {   /* hf_parse built the decoder table in the slot */
         *used = rows16(sizeof(uint16_t) * HF_TABLE_ENTRIES);
         return H5ZGPU_OK;
     }
     d->ans.ntab = A->ntab;
     d->ans.span = 2 * d->L.radius;
-    uint32_t *fc = (uint32_t *)tabs;
+    uint32_t *fc = (uint32_t *)slot;
     for (unsigned b = 0; b < A->ntab; b++) {
         d->ans.m[b] = A->m[b];
         for (unsigned t = 0; t < d->ans.span; t++)
@@ -661,10 +661,53 @@ static h5zgpu_status dec_batch_parse(const hf_geom *g0, const hz_header *h, cons
  * more is decoded by a call of its own, which reads HF_HEAD_MAX. */
 #define DEC_HEAD_FIRST (16u << 10)
 
-/* The payloads' heads in one download, parsed on the host; the chunks whose payloads are
- * 4-aligned in passes of launches, one for each coded shape, predictor, radius and kernels (a
- * grid layer a chunk), with one checksum pass, one copy back for the axis orders and one
- * synchronisation; any other chunk a call. */
+/* Chunks a thread parses at least: a head takes tens of microseconds, a thread of the pool
+ * about as long to join. */
+#define DEC_PARSE_SLICE 4
+
+/* A batch's heads parsed over the cores: chunk i's verdict in each[i] (H5ZGPU_E_OUTPUT_TOO_SMALL:
+ * a call decodes it; H5ZGPU_E_NOMEM: no room for the parse), its tables in slot i of tabs. */
+typedef struct dec_parse_run {
+    const hf_geom *g0;
+    const hz_header *h;
+    const void *const *pay;
+    const uint8_t *heads;   /* DEC_HEAD_FIRST apart */
+    const size_t *nhead;
+    uint8_t *tabs;          /* DEC_TABLE_MOST apart */
+    hf_dec_args *job;
+    unsigned *axes;
+    uint64_t *used;
+    h5zgpu_status *each;
+    unsigned count, slices;
+} dec_parse_run;
+
+static void dec_parse_task(void *ctx, uint64_t k)
+{
+    const dec_parse_run *P = (const dec_parse_run *)ctx;
+    hf_ans_tabs *A = (hf_ans_tabs *)malloc(sizeof *A);
+    const uint64_t i1 = hz_slice_start(P->count, P->slices, (unsigned)k + 1);
+    for (uint64_t i = hz_slice_start(P->count, P->slices, (unsigned)k); i < i1; i++) {
+        P->used[i] = 0;
+        if (!A) {
+            P->each[i] = H5ZGPU_E_NOMEM;
+            continue;
+        }
+        const h5zgpu_status ps = dec_batch_parse(
+            P->g0, &P->h[i], P->pay[i], P->heads + i * DEC_HEAD_FIRST, P->nhead[i], A,
+            P->tabs + i * DEC_TABLE_MOST, &P->job[i], &P->axes[i], &P->used[i]);
+        /* damaged: decoded by no one; not joining (used 0) or a head past the first bytes: a
+         * call decodes it */
+        P->each[i] = ps == H5ZGPU_OK ? (P->used[i] ? H5ZGPU_OK : H5ZGPU_E_OUTPUT_TOO_SMALL)
+                     : P->nhead[i] < P->h[i].payload_len ? H5ZGPU_E_OUTPUT_TOO_SMALL
+                                                          : ps;
+    }
+    free(A);
+}
+
+/* The payloads' heads in one download, parsed over the host's cores into pinned slots; the
+ * chunks whose payloads are 4-aligned in passes of launches, one for each coded shape,
+ * predictor, radius and kernels (a grid layer a chunk), with one checksum pass, one copy back
+ * for the axis orders and one synchronisation; any other chunk a call. */
 h5zgpu_status hzc_huff_decode_batch(const hf_geom *g0, unsigned count, const hz_header *h,
                                     const void *const *pay, void *const *out, int device,
                                     uint32_t *sum, h5zgpu_status *each)
@@ -676,39 +719,38 @@ h5zgpu_status hzc_huff_decode_batch(const hf_geom *g0, unsigned count, const hz_
     const uint64_t delta_stride = rows16(8 * g0->n), sub_stride = rows16(8 * (g0->nsub + 1));
     const uint64_t side_stride = rows16(2ull * HF_ANS_TABLES * HF_ANS_BUCKETS) +
                                  rows16(8 * (hf_ans_nsub(g0->n) + 1));   /* buckets, words */
+    const uint64_t tabs_bytes = count * DEC_TABLE_MOST;
     uint8_t *heads = (uint8_t *)malloc((size_t)count * DEC_HEAD_FIRST);
     size_t *nhead = (size_t *)calloc(count, sizeof *nhead);
     unsigned *order = (unsigned *)malloc(count * sizeof *order), k = 0, ncopy = 0;
     unsigned *axes = (unsigned *)calloc(count, sizeof *axes);
-    uint16_t *table = (uint16_t *)malloc(sizeof(uint16_t) * HF_TABLE_ENTRIES);
-    hf_ans_tabs *A = (hf_ans_tabs *)malloc(sizeof *A);
     hf_dec_args *job = (hf_dec_args *)malloc(count * sizeof *job);
-    uint64_t *tab_at = (uint64_t *)malloc(count * sizeof *tab_at), tab_total = 0;
-    uint8_t *tabs = (uint8_t *)malloc((size_t)count * DEC_TABLE_MOST);   /* one after another */
+    uint64_t *used = (uint64_t *)calloc(count, sizeof *used), width = 0;
     int any_axes = 0;
     h5zgpu_status st = H5ZGPU_OK;
     c.ws = NULL;
     c.prev_device = -1;
-    if (!heads || !nhead || !order || !axes || !table || !A || !job || !tab_at || !tabs) {
+    if (!heads || !nhead || !order || !axes || !job || !used) {
         st = hz_fail(H5ZGPU_E_NOMEM, "no host memory for a batch of %u chunks", count);
         goto done;
     }
     for (unsigned i = 0; i < count; i++)
         nhead[i] = h[i].payload_len < DEC_HEAD_FIRST ? h[i].payload_len : DEC_HEAD_FIRST;
-    if ((st = hzc_get_many(count, pay, nhead, heads, DEC_HEAD_FIRST, device)) != H5ZGPU_OK)
+    if ((st = hzc_get_many(count, pay, nhead, heads, DEC_HEAD_FIRST, device)) != H5ZGPU_OK ||
+        (st = hzc_call_begin(&c, device, NULL)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&c.ws->htab, tabs_bytes, 1)) != H5ZGPU_OK)
         goto done;
+    {
+        dec_parse_run P = {g0,   h,      pay,  heads, nhead, (uint8_t *)c.ws->htab.p,
+                           job,  axes,   used, each,  count, hz_slices(count, DEC_PARSE_SLICE)};
+        hz_parallel_slices(P.slices, dec_parse_task, &P);
+    }
     for (unsigned i = 0; i < count; i++) {
-        uint64_t used;
-        tab_at[i] = tab_total;
-        const h5zgpu_status ps =
-            dec_batch_parse(g0, &h[i], pay[i], heads + (size_t)i * DEC_HEAD_FIRST, nhead[i],
-                            table, A, tabs + tab_total, &job[i], &axes[i], &used);
-        tab_total += used;
-        /* damaged: decoded by no one; not joining (used 0) or a head past the first bytes: a
-         * call decodes it */
-        each[i] = ps == H5ZGPU_OK ? (used ? H5ZGPU_OK : H5ZGPU_E_OUTPUT_TOO_SMALL)
-                  : nhead[i] < h[i].payload_len ? H5ZGPU_E_OUTPUT_TOO_SMALL
-                                                : ps;
+        if (each[i] == H5ZGPU_E_NOMEM) {
+            st = hz_fail(H5ZGPU_E_NOMEM, "no host memory to parse a batch's Huffman tables");
+            goto done;
+        }
+        width = used[i] > width ? used[i] : width;
     }
     /* the joining chunks by launch, in the order each kind first comes */
     for (unsigned i = 0; i < count; i++) {
@@ -722,14 +764,12 @@ h5zgpu_status hzc_huff_decode_batch(const hf_geom *g0, unsigned count, const hz_
     for (unsigned j = 0; j < k; j++)
         any_axes |= axes[order[j]] != 0;
     if (k) {
-        if ((st = hzc_call_begin(&c, device, NULL)) != H5ZGPU_OK)
-            goto done;
         hzc_ws *w;
         w = c.ws;
         if ((st = dec_batch_arrays_need(w, k, &B)) != H5ZGPU_OK ||
             (st = hzc_buf_need(&w->tok, k * delta_stride, 0)) != H5ZGPU_OK ||
             (st = hzc_buf_need(&w->sub, k * sub_stride, 0)) != H5ZGPU_OK ||
-            (st = hzc_buf_need(&w->ans, tab_total + k * side_stride, 0)) != H5ZGPU_OK ||
+            (st = hzc_buf_need(&w->ans, tabs_bytes + k * side_stride, 0)) != H5ZGPU_OK ||
             (any_axes && (st = hzc_buf_need(&w->coded, k * raw, 0)) != H5ZGPU_OK))
             goto done;
         uint8_t *dtabs = (uint8_t *)w->ans.p, *coded = (uint8_t *)w->coded.p;
@@ -738,13 +778,13 @@ h5zgpu_status hzc_huff_decode_batch(const hf_geom *g0, unsigned count, const hz_
             const unsigned i = order[j];
             hf_dec_args *d = &B.hargs[j];
             *d = job[i];
-            uint8_t *side = dtabs + tab_total + j * side_stride;
+            uint8_t *side = dtabs + tabs_bytes + j * side_stride;
             if (d->L.form == HF_FORM_ANS) {
-                d->ans.fc = (const uint32_t *)(dtabs + tab_at[i]);
+                d->ans.fc = (const uint32_t *)(dtabs + i * DEC_TABLE_MOST);
                 d->ans.bucket = (uint16_t *)side;
                 d->ans.woff = (uint64_t *)(side + rows16(2ull * HF_ANS_TABLES * HF_ANS_BUCKETS));
             } else {
-                d->table = (const uint16_t *)(dtabs + tab_at[i]);
+                d->table = (const uint16_t *)(dtabs + i * DEC_TABLE_MOST);
             }
             d->in = (const uint8_t *)pay[i];
             d->delta = (int32_t *)((uint8_t *)w->tok.p + j * delta_stride);
@@ -758,8 +798,9 @@ h5zgpu_status hzc_huff_decode_batch(const hf_geom *g0, unsigned count, const hz_
             if (axes[i])
                 B.hcopies[ncopy++] = hf_axes_job{coded + j * raw, out[i], axes[i]};
         }
-        CK(cudaMemcpyAsync(dtabs, tabs, tab_total, cudaMemcpyHostToDevice, c.s),
-           "upload of the tables");   /* from pageable memory: copied before it returns */
+        CK(cudaMemcpy2DAsync(dtabs, DEC_TABLE_MOST, w->htab.p, DEC_TABLE_MOST, width, count,
+                             cudaMemcpyHostToDevice, c.s),
+           "upload of the tables");   /* each slot's bytes in use, at most */
         CK(cudaMemcpyAsync(B.args, B.hargs, k * sizeof(hf_dec_args), cudaMemcpyHostToDevice,
                            c.s),
            "upload of the chunks' arguments");
@@ -790,10 +831,10 @@ h5zgpu_status hzc_huff_decode_batch(const hf_geom *g0, unsigned count, const hz_
             each[order[j]] = B.hsc[j].corrupt ? H5ZGPU_E_CORRUPT : H5ZGPU_OK;
             sum[order[j]] = B.hsc[j].sum;
         }
-        hzc_call_end(&c, st);
-        c.ws = NULL;
-        c.prev_device = -1;
     }
+    hzc_call_end(&c, st);   /* the calls below take workspaces of their own */
+    c.ws = NULL;
+    c.prev_device = -1;
     /* the others a call each */
     for (unsigned i = 0; i < count; i++) {
         if (each[i] != H5ZGPU_E_OUTPUT_TOO_SMALL)
@@ -813,10 +854,7 @@ done:
     free(nhead);
     free(order);
     free(axes);
-    free(table);
-    free(A);
     free(job);
-    free(tab_at);
-    free(tabs);
+    free(used);
     return st;
 }
