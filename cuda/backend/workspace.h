@@ -27,7 +27,8 @@ typedef struct hzc_ws {
     hzc_buf ans, coded;                        /* device, Huffman codec: the ANS form's state,
                                                   the chunk with its axes permuted */
     hzc_buf host;                              /* pinned */
-    hzc_buf htab;                              /* pinned: the Huffman decoder table */
+    hzc_buf htab;                              /* pinned: the Huffman decoder table (a
+                                                  batch's: a slot a chunk) */
     hzc_buf hhead;                             /* pinned: a Huffman payload's head and the
                                                   ANS tables parsed from it */
     hzc_buf jobs, hjobs;                       /* device and its pinned mirror: a launch's
