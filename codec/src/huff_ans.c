@@ -295,12 +295,27 @@ h5zgpu_status hf_ans_parse(const uint8_t *p, uint64_t avail, unsigned pred, unsi
     return H5ZGPU_OK;
 }
 
+typedef struct sym_run {
+    const hf_ans_tabs *A;
+    uint16_t *sym;
+} sym_run;
+
+/* Table c's slots: 2^14 stores, which a chunk's twelve tables would otherwise make in series
+ * while the other threads wait for its decoding. */
+static void sym_task(void *ctx, uint64_t c)
+{
+    const sym_run *S = ctx;
+    const hf_ans_tabs *A = S->A;
+    uint16_t *sym = S->sym + c * HF_ANS_M;
+    for (unsigned t = 0; t < A->m[c]; t++)
+        for (uint32_t s = A->cum[c][t]; s < A->cum[c][t] + A->freq[c][t]; s++)
+            sym[s] = (uint16_t)t;
+}
+
 void hf_ans_symbols(const hf_ans_tabs *A, uint16_t *sym)
 {
-    for (unsigned c = 0; c < A->ntab; c++)
-        for (unsigned t = 0; t < A->m[c]; t++)
-            for (uint32_t s = A->cum[c][t]; s < A->cum[c][t] + A->freq[c][t]; s++)
-                sym[c * HF_ANS_M + s] = (uint16_t)t;
+    sym_run S = {A, sym};
+    hz_parallel_for(A->ntab, sym_task, &S);
 }
 
 /* A busy sub-chunk being decoded from its last element to its first: the words still unread
