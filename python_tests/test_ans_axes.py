@@ -38,7 +38,7 @@ def test_ans_form_and_axis_order_through_hdf5(tmp_path, eb):
                              **h5zgpu.filter("huffman", mode="abs", eb=tol))
         raw = payload(d)
         stored = d.id.get_storage_size()
-    assert raw[:4] == b"H5ZG" and raw[4] == 5 and raw[5] == 2, "not a format 5 Huffman chunk"
+    assert raw[:4] == b"H5ZG" and raw[4] == 6 and raw[5] == 2, "not a format 6 Huffman chunk"
     assert raw[HEADER + FORM] == 3, f"form {raw[HEADER + FORM]}, not the ANS form"
     assert raw[HEADER + AXES] != 0, "the axes were not permuted"
     with h5py.File(path, "r") as f:

@@ -1,13 +1,16 @@
-/* The ANS form's stored tables (docs/FORMAT.md, "ANS form"): random tables that
+/* The ANS form's tables (docs/FORMAT.md, "ANS form"): random tables, stored and built-in, that
  * hf_ans_put_tables writes, hf_ans_parse reads back to the same token counts, frequencies,
  * cumulative frequencies and length, whether the buffer ends where they do (the last numbers
  * are read a nibble at a time) or runs on (eight nibbles at once); every shorter buffer, a
- * number of more than eight nibbles, frequencies that do not add up to 2^14 and padding that
- * is not zero are refused. */
+ * number of more than eight nibbles, frequencies that do not add up to 2^14, padding that is
+ * not zero and a built-in table past the radius are refused. The built-in tables themselves:
+ * each adds up to 2^14 over tokens all used, with the costs hf_ans_cost gives, which are
+ * 256 x 14 - floor(256 log2 f) for every frequency f. */
 #include "huff.h"
 #include "huff_ans.h"
 #include "util.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,14 +45,65 @@ static void random_table(hf_ans_tabs *A, unsigned c, unsigned R)
     f[m - 1] = left;   /* the last token is used: at least 1 */
 }
 
+static const uint16_t book_m[HF_ANS_BOOKS] = HF_ANS_BOOK_M;
+static const uint32_t book_start[HF_ANS_BOOKS] = HF_ANS_BOOK_START;
+static const uint16_t book_freq[] = HF_ANS_BOOK_FREQ;
+static const uint16_t book_cost[] = HF_ANS_BOOK_COST;
+
+/* Table c of A as book s. */
+static void book_table(hf_ans_tabs *A, unsigned c, unsigned s)
+{
+    A->book[c] = s;
+    A->m[c] = book_m[s - 1];
+    memset(A->freq[c], 0, sizeof A->freq[c]);
+    for (unsigned t = 0; t < A->m[c]; t++)
+        A->freq[c][t] = book_freq[book_start[s - 1] + t];
+}
+
+/* Tables of A, a quarter of them built-in where a random book fits the radius. */
 static void random_tables(hf_ans_tabs *A, unsigned pred, unsigned R)
 {
     A->ntab = hf_ans_tables_of(pred);
     A->nibbles = 0;
     for (unsigned c = 0; c < A->ntab; c++) {
-        random_table(A, c, R);
-        A->nibbles += hf_ans_table_nibbles(A->freq[c], A->m[c]);
+        const unsigned s = 1u + rnd(HF_ANS_BOOKS);
+        A->book[c] = 0;
+        if (rnd(4) == 0 && book_m[s - 1] <= 2 * R)
+            book_table(A, c, s);
+        else
+            random_table(A, c, R);
+        A->nibbles += hf_ans_table_nibbles(A->book[c], A->freq[c], A->m[c]);
     }
+}
+
+/* The family: within the widest radius, at most HF_ANS_BOOK_MOST tokens, every one used, 2^14
+ * in all, each token's cost hf_ans_cost's; and hf_ans_cost's integers equal to
+ * 256 x 14 - floor(256 log2 f). */
+static void check_books(void)
+{
+    unsigned most = 0;
+    for (unsigned s = 1; s <= HF_ANS_BOOKS; s++) {
+        const unsigned m = book_m[s - 1];
+        uint32_t sum = 0, zero = 0, off = 0;
+        for (unsigned t = 0; t < m; t++) {
+            const uint32_t f = book_freq[book_start[s - 1] + t];
+            sum += f;
+            zero += f == 0;
+            off += book_cost[book_start[s - 1] + t] != hf_ans_cost(f ? f : 1u);
+        }
+        most = m > most ? m : most;
+        tu_expect(m >= 1 && m <= 2 * HF_RADIUS_MAX && sum == HF_ANS_M && !zero && !off,
+                  "book %u: %u tokens, sum %u, %u unused, %u costs differ", s, m, sum, zero, off);
+        tu_expect(s == HF_ANS_BOOKS || book_start[s] == book_start[s - 1] + m,
+                  "book %u does not end where the next starts", s);
+    }
+    tu_expect(most == HF_ANS_BOOK_MOST, "the longest book has %u tokens, not %u", most,
+              HF_ANS_BOOK_MOST);
+    unsigned bad = 0;
+    for (uint32_t f = 1; f <= HF_ANS_M; f++)
+        bad += hf_ans_cost(f) != 256u * HF_ANS_BITS - (uint32_t)floor(256.0 * log2((double)f));
+    tu_expect(bad == 0, "hf_ans_cost differs from 256 x 14 - floor(256 log2 f) for %u "
+              "frequencies", bad);
 }
 
 /* Parses the tables' bytes at p (avail of them); 1 when they read as A wrote them. */
@@ -58,11 +112,11 @@ static int reads_back(const hf_ans_tabs *A, const uint8_t *p, uint64_t avail, un
 {
     static hf_ans_tabs B;
     uint64_t got = 0;
-    const h5zgpu_status st = hf_ans_parse(p, avail, pred, R, &B, &got);
+    const h5zgpu_status st = hf_ans_parse(p, avail, HF_ANS_BOOKS_VERSION, pred, R, &B, &got);
     int ok = st == H5ZGPU_OK && got == bytes && B.ntab == A->ntab;
     for (unsigned c = 0; ok && c < A->ntab; c++) {
         uint32_t run = 0;
-        ok = B.m[c] == A->m[c];
+        ok = B.m[c] == A->m[c] && B.book[c] == A->book[c];
         for (unsigned t = 0; ok && t < A->m[c]; t++) {
             ok = B.freq[c][t] == A->freq[c][t] && B.cum[c][t] == run;
             run += A->freq[c][t];
@@ -78,7 +132,7 @@ static void refused(const uint8_t *p, uint64_t avail, unsigned pred, unsigned R,
 {
     static hf_ans_tabs B;
     uint64_t got = 0;
-    const h5zgpu_status st = hf_ans_parse(p, avail, pred, R, &B, &got);
+    const h5zgpu_status st = hf_ans_parse(p, avail, HF_ANS_BOOKS_VERSION, pred, R, &B, &got);
     tu_expect(st == H5ZGPU_E_CORRUPT, "%s: parse gave %d, not a refusal", what, (int)st);
 }
 
@@ -124,12 +178,26 @@ int main(void)
         for (unsigned c = 0; c < A.ntab; c++) {
             A.m[c] = 1;
             A.freq[c][0] = HF_ANS_M - (c == 1);
-            A.nibbles += hf_ans_table_nibbles(A.freq[c], 1);
+            A.nibbles += hf_ans_table_nibbles(0, A.freq[c], 1);
         }
         memset(buf, 0, sizeof buf);
         hf_ans_put_tables(&A, buf);
         refused(buf, sizeof buf, 1, 8, "a table adding up to 2^14 - 1");
     }
+    /* a built-in table of more tokens than the radius allows (2R = 4 tokens) */
+    {
+        memset(&A, 0, sizeof A);
+        A.ntab = hf_ans_tables_of(1);
+        for (unsigned c = 0; c < A.ntab; c++) {
+            book_table(&A, c, 1);
+            A.nibbles += hf_ans_table_nibbles(A.book[c], A.freq[c], A.m[c]);
+        }
+        memset(buf, 0, sizeof buf);
+        hf_ans_put_tables(&A, buf);
+        reads_back(&A, buf, sizeof buf, 1, HF_RADIUS_MAX, hf_ans_table_bytes(&A), "books");
+        refused(buf, sizeof buf, 1, 2, "a built-in table past 2R");
+    }
+    check_books();
     printf("ans_tables_test: %u random table sets read back\n", cases);
     return tu_done("ans_tables_test");
 }

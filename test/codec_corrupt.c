@@ -3,6 +3,7 @@
  * is also taken apart field by field, behind a repaired checksum, and built by hand from
  * docs/FORMAT.md to reach the checks a mutation cannot: each must give H5ZGPU_E_CORRUPT. */
 #include "codec_corrupt.h"
+#include "huff_ans_books.h"   /* the built-in ANS tables of format version 6 */
 
 #include <math.h>
 #include <stdlib.h>
@@ -526,44 +527,100 @@ static void huffman_edits(const sample *samples, size_t count)
 #define HP_ANS_OFF_TABLES 28u
 #define HP_ANS_SUB 4096u
 
-/* One nibble number of the tables at nibble *k. */
-static uint32_t nib_read(const uint8_t *p, size_t *k)
+static void nib_write(uint8_t *p, size_t *k, uint32_t v)
 {
-    uint32_t v = 0;
-    for (unsigned sh = 0;; sh += 3) {
-        unsigned nib = (p[*k / 2] >> (4 * (*k & 1))) & 15u;
+    for (;;) {
+        p[*k / 2] |= (uint8_t)(((v & 7u) | (v >= 8u ? 8u : 0u)) << (4 * (*k & 1)));
         (*k)++;
-        v |= (nib & 7u) << sh;
-        if (!(nib & 8u))
-            return v;
+        if (v < 8u)
+            return;
+        v >>= 3;
     }
 }
 
-/* A version 5 ANS payload with two-byte word counts is version 4's with byte 15 cleared:
- * behind a version 4 header it decodes to the same values, and with byte 15 left at 2 it is
- * damage. */
-static void ans_as_version_4(const sample *s, size_t hlen)
+static const uint16_t book_m[HF_ANS_BOOKS] = HF_ANS_BOOK_M;
+static const uint32_t book_start[HF_ANS_BOOKS] = HF_ANS_BOOK_START;
+static const uint16_t book_freq[] = HF_ANS_BOOK_FREQ;
+
+/* A version 6 table at nibble *k read into freq (its m returned): its head number, 0 for an
+ * empty table, 1..HF_ANS_BOOKS a built-in one, else HF_ANS_BOOKS + m and the frequencies; *book
+ * the built-in table or 0. */
+static uint32_t table_read(const uint8_t *p, size_t *k, uint32_t *freq, unsigned *book)
 {
-    uint8_t *buf = malloc(s->len);
+    const uint32_t h = tu_nib_read(p, k);
+    *book = h >= 1 && h <= HF_ANS_BOOKS ? h : 0u;
+    if (*book) {
+        for (unsigned t = 0; t < book_m[h - 1]; t++)
+            freq[t] = book_freq[book_start[h - 1] + t];
+        return book_m[h - 1];
+    }
+    const uint32_t m = h ? h - HF_ANS_BOOKS : 0u;
+    for (uint32_t t = 0; t < m;) {
+        const uint32_t f = tu_nib_read(p, k);
+        if (f) {
+            freq[t++] = f;
+            continue;
+        }
+        for (uint32_t z = tu_nib_read(p, k) + 1; z > 0; z--)
+            freq[t++] = 0;
+    }
+    return m;
+}
+
+/* The sample's ANS payload with its tables written as version 5 writes them (each head number
+ * its token count m, every built-in table spelt out), behind a header of the given version:
+ * the same values decode from it. A version 5 payload with two-byte word counts is version
+ * 4's with byte 15 cleared; with byte 15 left at 2 a version 4 chunk is damage. */
+static void ans_as_version(const sample *s, size_t hlen, unsigned version, int clear)
+{
+    const uint8_t *pay = s->chunk + hlen;
+    static uint32_t freq[2 * 1024];
+    uint8_t *tabs = calloc(1, 65536);
+    size_t k = 0, k5 = 0;
+    unsigned book, books = 0;
+    for (unsigned t = 0; t < 12; t++) {
+        const uint32_t m = table_read(pay + HP_ANS_OFF_TABLES, &k, freq, &book);
+        books += book != 0;
+        nib_write(tabs, &k5, m);
+        for (uint32_t i = 0; i < m;) {
+            if (freq[i]) {
+                nib_write(tabs, &k5, freq[i++]);
+                continue;
+            }
+            uint32_t z = i;
+            while (freq[z] == 0)
+                z++;
+            nib_write(tabs, &k5, 0);
+            nib_write(tabs, &k5, z - i - 1);
+            i = z;
+        }
+    }
+    const size_t old_tabs = pad4((k + 1) / 2), new_tabs = pad4((k5 + 1) / 2);
+    const size_t plen = s->len - hlen, len = s->len - old_tabs + new_tabs;
+    uint8_t *buf = calloc(1, len);
     void *want = malloc(s->raw), *got = malloc(s->raw);
     size_t n = 0;
+    memcpy(buf, s->chunk, hlen + HP_ANS_OFF_TABLES);
+    memcpy(buf + hlen + HP_ANS_OFF_TABLES, tabs, new_tabs);
+    memcpy(buf + hlen + HP_ANS_OFF_TABLES + new_tabs, pay + HP_ANS_OFF_TABLES + old_tabs,
+           plen - HP_ANS_OFF_TABLES - old_tabs);
+    buf[4] = (uint8_t)version;
+    put_le(buf + 32, len - hlen, 8);   /* the payload's length */
+    if (clear)
+        buf[hlen + HP_OFF_RESERVED + 1] = 0;
+    tu_fix_checksum(buf, len);
     tu_expect(h5zgpu_decompress(s->chunk, s->len, want, s->raw, &n, NULL) == H5ZGPU_OK,
               "%s: the sample does not decode (%s)", s->name, h5zgpu_last_error());
-    for (int clear = 0; clear < 2; clear++) {
-        memcpy(buf, s->chunk, s->len);
-        buf[4] = 4;
-        if (clear)
-            buf[hlen + HP_OFF_RESERVED + 1] = 0;
-        tu_fix_checksum(buf, s->len);
-        const h5zgpu_status st = h5zgpu_decompress(buf, s->len, got, s->raw, &n, NULL);
-        if (clear)
-            tu_expect(st == H5ZGPU_OK && memcmp(got, want, s->raw) == 0,
-                      "%s: as version 4 -> %s (%s), or other values", s->name,
-                      h5zgpu_status_string(st), h5zgpu_last_error());
-        else
-            tu_expect(st == H5ZGPU_E_CORRUPT, "%s: version 4 with byte 15 set -> %s, want "
-                      "corrupt", s->name, h5zgpu_status_string(st));
-    }
+    const h5zgpu_status st = h5zgpu_decompress(buf, len, got, s->raw, &n, NULL);
+    if (version >= 5 || clear)
+        tu_expect(st == H5ZGPU_OK && memcmp(got, want, s->raw) == 0,
+                  "%s: as version %u (%u built-in tables spelt out) -> %s (%s), or other "
+                  "values", s->name, version, books, h5zgpu_status_string(st),
+                  h5zgpu_last_error());
+    else
+        tu_expect(st == H5ZGPU_E_CORRUPT, "%s: version 4 with byte 15 set -> %s, want "
+                  "corrupt", s->name, h5zgpu_status_string(st));
+    free(tabs);
     free(buf);
     free(want);
     free(got);
@@ -572,7 +629,7 @@ static void ans_as_version_4(const sample *s, size_t hlen)
 typedef enum ans_edit {
     A_BUSY_MORE,      /* the count of busy sub-chunks + 1 */
     A_BUSY_PAST,      /* that count past the sub-chunks */
-    A_FREQ_OFF,       /* the first table's first frequency one lower: the table misses 2^14 */
+    A_FREQ_OFF,       /* a stored table's first frequency +-1: the table misses 2^14 */
     A_WORDS_MORE,     /* the first busy sub-chunk's word count + 1 */
     A_WORDS_ONE,      /* that count 1: no room for the state */
     A_BITMAP_PAD,     /* a group bit past the groups */
@@ -621,13 +678,18 @@ static void ans_edits(const sample *s, unsigned count_bytes)
               "and interpolation", s->name, pay0[HP_OFF_FORM], pay0[HP_OFF_RESERVED],
               pay0[HP_OFF_ORDER]);
     const unsigned ntab = 12, R = get_le(pay0 + HP_OFF_RADIUS, 2);
-    size_t k = 0;
+    static uint32_t freq[2 * 1024];
+    size_t k = 0, stored_at = 0;   /* the first stored table's head */
+    unsigned book, books = 0, stored = 0;
     for (unsigned t = 0; t < ntab; t++) {
-        uint32_t m = nib_read(pay0 + HP_ANS_OFF_TABLES, &k);
-        for (uint32_t i = 0; i < m; i++)
-            if (nib_read(pay0 + HP_ANS_OFF_TABLES, &k) == 0)
-                i += nib_read(pay0 + HP_ANS_OFF_TABLES, &k);
+        const size_t at = k;
+        const uint32_t m = table_read(pay0 + HP_ANS_OFF_TABLES, &k, freq, &book);
+        books += book != 0;
+        if (!book && m && !stored++)
+            stored_at = at;
     }
+    tu_expect(books >= 1 && stored >= 1, "%s: %u built-in and %u stored tables: the edits "
+              "need one of each", s->name, books, stored);
     const size_t off_bitmap = HP_ANS_OFF_TABLES + pad4((k + 1) / 2);   /* the groups' bits */
     const size_t busy = get_le(pay0 + HP_ANS_OFF_BUSY, 4), groups = (nsub + 63) / 64;
     size_t busy_groups = 0;
@@ -640,8 +702,11 @@ static void ans_edits(const sample *s, unsigned count_bytes)
     size_t first = 0;   /* the first busy sub-chunk's first word: the stream's start */
     tu_expect(cb == count_bytes, "%s: word counts of %u bytes, want %u", s->name, cb,
               count_bytes);
-    if (cb == 2)
-        ans_as_version_4(s, info.header_len);
+    ans_as_version(s, info.header_len, 5, 0);
+    if (cb == 2) {
+        ans_as_version(s, info.header_len, 4, 1);
+        ans_as_version(s, info.header_len, 4, 0);
+    }
     tu_expect(busy >= 1 && busy_groups == 1 && nsub % 64 != 0 && (cb == 1 || cb == 2),
               "%s: %zu busy sub-chunks of %zu, word counts of %u bytes", s->name, busy, nsub,
               cb);
@@ -653,14 +718,13 @@ static void ans_edits(const sample *s, unsigned count_bytes)
         switch (ans_cases[e].kind) {
         case A_BUSY_MORE: put_le(pay + HP_ANS_OFF_BUSY, busy + 1, 4); break;
         case A_BUSY_PAST: put_le(pay + HP_ANS_OFF_BUSY, nsub + 1, 4); break;
-        case A_FREQ_OFF: {   /* the first nonzero frequency one more or one less */
-            size_t j = 0, at;
-            const uint32_t m = nib_read(pay + HP_ANS_OFF_TABLES, &j);
-            for (at = j; m && nib_read(pay + HP_ANS_OFF_TABLES, &j) == 0; at = j)
-                nib_read(pay + HP_ANS_OFF_TABLES, &j);
+        case A_FREQ_OFF: {   /* the first stored table's first nonzero frequency +-1 */
+            size_t j = stored_at, at;
+            const uint32_t m = tu_nib_read(pay + HP_ANS_OFF_TABLES, &j) - HF_ANS_BOOKS;
+            for (at = j; m && tu_nib_read(pay + HP_ANS_OFF_TABLES, &j) == 0; at = j)
+                tu_nib_read(pay + HP_ANS_OFF_TABLES, &j);
             uint8_t *b = pay + HP_ANS_OFF_TABLES + at / 2;
             const unsigned sh = 4 * (at & 1), nib = (*b >> sh) & 15u;
-            tu_expect(m > 0, "%s: table 0 is empty", s->name);
             *b = (uint8_t)((*b & ~(15u << sh)) | ((nib & 7u) < 7 ? nib + 1 : nib - 1) << sh);
             break;
         }

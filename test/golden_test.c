@@ -48,12 +48,31 @@ static int expected(const char *dir, const char *name, unsigned long long *in_ha
 #define HUFF_OFF_AXES 14u          /* format version 4 */
 #define HUFF_OFF_COUNT_BYTES 15u   /* format version 5 */
 #define HUFF_OFF_N_OUT 16u
+#define HUFF_ANS_TABLES 28u        /* the ANS form's tables */
+#define HUFF_ANS_BOOKS 32u         /* format version 6: head numbers of built-in tables */
 #define HUFF_OFF_N_VERB 20u
 #define HUFF_FIXED_LEN 24u
 
 static uint32_t get_u32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The built-in tables of a format version 6 ANS payload: tables with head numbers 1..32, the
+ * others (empty or stored) read past. */
+static unsigned ans_books(const uint8_t *pay)
+{
+    const unsigned ntab = pay[HUFF_OFF_ORDER] == 0 ? 12u : 3u;
+    unsigned books = 0;
+    size_t k = 0;
+    for (unsigned t = 0; t < ntab; t++) {
+        const uint32_t h = tu_nib_read(pay + HUFF_ANS_TABLES, &k);
+        books += h >= 1 && h <= HUFF_ANS_BOOKS;
+        for (uint32_t i = 0; h > HUFF_ANS_BOOKS && i < h - HUFF_ANS_BOOKS; i++)
+            if (tu_nib_read(pay + HUFF_ANS_TABLES, &k) == 0)
+                i += tu_nib_read(pay + HUFF_ANS_TABLES, &k);
+    }
+    return books;
 }
 
 static void check_covers(const golden_case *c, const uint8_t *chunk, const h5zgpu_info *info)
@@ -70,15 +89,16 @@ static void check_covers(const golden_case *c, const uint8_t *chunk, const h5zgp
     unsigned run_token = pay[HUFF_OFF_RUN_TOKEN] | (unsigned)pay[HUFF_OFF_RUN_TOKEN + 1] << 8;
     uint32_t n_out = get_u32(pay + HUFF_OFF_N_OUT), n_verb = get_u32(pay + HUFF_OFF_N_VERB);
     unsigned axes = pay[HUFF_OFF_AXES], count_bytes = pay[HUFF_OFF_COUNT_BYTES];
+    unsigned books = info->format_version >= 6 && form == 3 ? ans_books(pay) : 0u;
     tu_expect(form == w->form && order == w->order && run_token == w->run_token &&
                   (n_out > 0) == w->outliers && (n_verb > 0) == w->verbatim &&
-                  axes == w->axes && count_bytes == w->count_bytes,
+                  axes == w->axes && count_bytes == w->count_bytes && books == w->books,
               "%s: Huffman form %u, order %u, run token %u, %u outliers, %u verbatim values, "
-              "axes %u, count bytes %u; the case covers form %u, order %u, run token %u, %s "
-              "outliers, %s verbatim values, axes %u, count bytes %u",
-              c->name, form, order, run_token, n_out, n_verb, axes, count_bytes, w->form,
+              "axes %u, count bytes %u, books %u; the case covers form %u, order %u, run token "
+              "%u, %s outliers, %s verbatim values, axes %u, count bytes %u, books %u",
+              c->name, form, order, run_token, n_out, n_verb, axes, count_bytes, books, w->form,
               w->order, w->run_token, w->outliers ? "some" : "no", w->verbatim ? "some" : "no",
-              w->axes, w->count_bytes);
+              w->axes, w->count_bytes, w->books);
 }
 
 static void check_case(const char *dir, const golden_case *c)
@@ -100,7 +120,7 @@ static void check_case(const char *dir, const golden_case *c)
 
     h5zgpu_info info;
     h5zgpu_status st = h5zgpu_chunk_info(golden, glen, &info);
-    unsigned version = (unsigned)(c->name[1] - '0');   /* "v1_" .. "v5_" */
+    unsigned version = (unsigned)(c->name[1] - '0');   /* "v1_" .. "v6_" */
     tu_expect(st == H5ZGPU_OK && info.format_version == version && info.raw_len == raw,
               "%s: header unreadable or not format version %u (%s)", c->name, version,
               h5zgpu_last_error());

@@ -342,3 +342,15 @@ uint64_t tu_xorshift(uint64_t *state)
     x ^= x << 17;
     return *state = x;
 }
+
+uint32_t tu_nib_read(const uint8_t *p, size_t *k)
+{
+    uint32_t v = 0;
+    for (unsigned sh = 0;; sh += 3) {
+        const unsigned nib = (p[*k / 2] >> (4 * (*k & 1))) & 15u;
+        (*k)++;
+        v |= (nib & 7u) << sh;
+        if (!(nib & 8u))
+            return v;
+    }
+}

@@ -71,6 +71,9 @@ uint32_t tu_fix_checksum_at(uint8_t *chunk, size_t len, size_t hlen);
 
 uint64_t tu_fnv1a(const void *p, size_t n);
 
+/* One number of the Huffman payload's ANS tables at nibble *k (docs/FORMAT.md, "ANS form"). */
+uint32_t tu_nib_read(const uint8_t *p, size_t *k);
+
 /* xorshift64: the next of a test's deterministic random numbers, from *state (not 0). */
 uint64_t tu_xorshift(uint64_t *state);
 

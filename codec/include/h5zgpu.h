@@ -21,7 +21,7 @@ extern "C" {
 #define H5ZGPU_FILTER_ID 33900
 #define H5ZGPU_FILTER_NAME "h5zgpu"
 #define H5ZGPU_MAX_RANK 32
-#define H5ZGPU_FORMAT_VERSION 5
+#define H5ZGPU_FORMAT_VERSION 6
 
 typedef enum h5zgpu_status {
     H5ZGPU_OK = 0,

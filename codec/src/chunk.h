@@ -14,10 +14,10 @@
 #define HZ_CODEC_RAW 0u
 #define HZ_FLAG_FILL 1u   /* a fill value follows the dims */
 /* The format version of every chunk this writer codes (not raw): version 3's quantiser grid,
- * which a rewrite of the chunk keeps, the Huffman codec's axis order and ANS form (version 4)
- * and the ANS form's word counts of one or two bytes (version 5; docs/FORMAT.md). Raw chunks
- * stay version 1. */
-#define HZ_VERSION_CODED 5u
+ * which a rewrite of the chunk keeps, the Huffman codec's axis order and ANS form (version 4),
+ * the ANS form's word counts of one or two bytes (version 5) and its built-in tables (version
+ * 6; docs/FORMAT.md). Raw chunks stay version 1. */
+#define HZ_VERSION_CODED 6u
 
 typedef struct hz_header {
     unsigned version, codec, rank, flags;

@@ -101,6 +101,7 @@ typedef struct hf_layout {
 typedef struct hf_ans_tabs {
     unsigned ntab;                       /* classes x contexts (huff_ans.h) */
     unsigned m[12];
+    unsigned book[12];                   /* format version 6: the built-in table, or 0 */
     uint32_t freq[12][2 * HF_RADIUS_MAX];
     uint32_t cum[12][2 * HF_RADIUS_MAX];
     uint64_t nibbles;
@@ -120,7 +121,11 @@ h5zgpu_status hf_payload_axes(const hf_geom *g, unsigned version, const uint8_t 
 
 /* ---- the ANS form (huff_ans.c) ---- */
 
-/* Tables from the form-0 tokens of the coded array g under predictor pred, radius R. */
+/* The tokens of each table counted, tokens 0..2R-1 of its row (the others zeroed), and tables
+ * from them (the form-0 tokens of the coded array g under predictor pred, radius R), each
+ * stored or a built-in one. */
+void hf_ans_count(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
+                  uint32_t (*count)[2 * HF_RADIUS_MAX]);
 void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
                    hf_ans_tabs *A);
 /* Bytes the tables take in the payload (padded to 4), and the tables written at p (zeroed). */
@@ -130,9 +135,10 @@ void hf_ans_put_tables(const hf_ans_tabs *A, uint8_t *p);
  * nwords[s] (0 for a sub-chunk of run token rs alone); returns the words in all. */
 uint64_t hf_ans_encode_cpu(const hf_geom *g, unsigned pred, const hf_ans_tabs *A,
                            const uint16_t *tok, unsigned rs, uint16_t *words, uint64_t *nwords);
-/* The tables at p (avail bytes to the payload's end); *bytes their padded length. */
-h5zgpu_status hf_ans_parse(const uint8_t *p, uint64_t avail, unsigned pred, unsigned R,
-                           hf_ans_tabs *A, uint64_t *bytes);
+/* The tables at p (avail bytes to the payload's end) of a chunk of format version; *bytes
+ * their padded length. */
+h5zgpu_status hf_ans_parse(const uint8_t *p, uint64_t avail, unsigned version, unsigned pred,
+                           unsigned R, hf_ans_tabs *A, uint64_t *bytes);
 /* The decoder's slot table: HF_ANS_M entries a table, the token of each slot. */
 void hf_ans_symbols(const hf_ans_tabs *A, uint16_t *sym);
 /* Every sub-chunk's deltas (markers for fill and escape tokens) from the stream, whose

@@ -11,7 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The cumulative frequencies of each class, and the tables' nibbles in all. */
+/* The built-in tables (huff_ans_books.h): book s is entry s - 1, its frequencies and their
+ * costs (hf_ans_cost) from book_start[s - 1]. */
+static const uint16_t book_m[HF_ANS_BOOKS] = HF_ANS_BOOK_M;
+static const uint32_t book_start[HF_ANS_BOOKS] = HF_ANS_BOOK_START;
+static const uint16_t book_freq[] = HF_ANS_BOOK_FREQ;
+static const uint16_t book_cost[] = HF_ANS_BOOK_COST;
+
+/* The cumulative frequencies of each table, and the tables' nibbles in all. */
 static void finish_tables(hf_ans_tabs *A)
 {
     A->nibbles = 0;
@@ -21,8 +28,41 @@ static void finish_tables(hf_ans_tabs *A)
             A->cum[c][t] = run;
             run += A->freq[c][t];
         }
-        A->nibbles += hf_ans_table_nibbles(A->freq[c], A->m[c]);
+        A->nibbles += hf_ans_table_nibbles(A->book[c], A->freq[c], A->m[c]);
     }
+}
+
+/* Table c's frequencies from book s. */
+static void take_book(hf_ans_tabs *A, unsigned c, unsigned s)
+{
+    A->book[c] = s;
+    A->m[c] = book_m[s - 1];
+    for (unsigned t = 0; t < A->m[c]; t++)
+        A->freq[c][t] = book_freq[book_start[s - 1] + t];
+}
+
+/* The book that codes count[0..m-1] (m > 0) for less than the stored frequencies freq, in
+ * 1/256 bits with the table's nibbles at 4 bits each, or 0; a book must cover the m tokens
+ * and fit the radius (book_m <= 2R). The lowest book on a tie, the stored table before it. */
+static unsigned pick_book(const uint32_t *count, unsigned m, unsigned R, const uint32_t *freq)
+{
+    uint64_t best = 1024u * hf_ans_table_nibbles(0, freq, m);
+    for (unsigned t = 0; t < m; t++)
+        best += (uint64_t)count[t] * hf_ans_cost(freq[t]);
+    unsigned pick = 0;
+    for (unsigned s = 1; s <= HF_ANS_BOOKS; s++) {
+        if (book_m[s - 1] < m || book_m[s - 1] > 2 * R)
+            continue;
+        const uint16_t *cost = book_cost + book_start[s - 1];
+        uint64_t bits = 1024u * hf_nib_len(s);
+        for (unsigned t = 0; t < m && bits < best; t++)
+            bits += (uint64_t)count[t] * cost[t];
+        if (bits < best) {
+            best = bits;
+            pick = s;
+        }
+    }
+    return pick;
 }
 
 /* Counts of the tokens of each table over [i0, i1) of the tile-major order, into count (rows
@@ -61,21 +101,19 @@ static void count_task(void *ctx, uint64_t k)
  * and to add. */
 #define HF_ANS_COUNT_SLICE 32768u
 
-void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
-                   hf_ans_tabs *A)
+void hf_ans_count(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
+                  uint32_t (*count)[2 * HF_RADIUS_MAX])
 {
-    uint32_t(*count)[2 * HF_RADIUS_MAX] = A->cum;   /* counts first, in the cum arrays */
-    uint64_t total[HF_ANS_TABLES] = {0};
-    A->ntab = hf_ans_tables_of(pred);
-    memset(A->cum, 0, sizeof A->cum);
+    const unsigned ntab = hf_ans_tables_of(pred);
+    memset(count, 0, HF_ANS_TABLES * sizeof *count);
     count_run C = {g, pred, 2 * R, hz_slices(g->n, HF_ANS_COUNT_SLICE), tok, NULL};
     if (C.slices > 1)
-        C.count = hz_scratch((size_t)C.slices * A->ntab * C.stride * sizeof *C.count);
+        C.count = hz_scratch((size_t)C.slices * ntab * C.stride * sizeof *C.count);
     if (C.count) {
         hz_parallel_slices(C.slices, count_task, &C);
         for (unsigned k = 0; k < C.slices; k++)
-            for (unsigned b = 0; b < A->ntab; b++) {
-                const uint32_t *c = C.count + ((size_t)k * A->ntab + b) * C.stride;
+            for (unsigned b = 0; b < ntab; b++) {
+                const uint32_t *c = C.count + ((size_t)k * ntab + b) * C.stride;
                 for (unsigned t = 0; t < C.stride; t++)
                     count[b][t] += c[t];
             }
@@ -83,15 +121,29 @@ void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *
     } else {
         count_range(g, pred, tok, 0, g->n, &count[0][0], 2 * HF_RADIUS_MAX);
     }
+}
+
+void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
+                   hf_ans_tabs *A)
+{
+    uint32_t(*count)[2 * HF_RADIUS_MAX] = A->cum;   /* counts first, in the cum arrays */
+    A->ntab = hf_ans_tables_of(pred);
+    hf_ans_count(g, pred, R, tok, count);
     for (unsigned b = 0; b < A->ntab; b++) {
         unsigned m = 0;
+        uint64_t total = 0;
         for (unsigned t = 0; t < 2 * R; t++) {
             m = count[b][t] ? t + 1 : m;
-            total[b] += count[b][t];
+            total += count[b][t];
         }
         A->m[b] = m;
-        if (m)
-            hf_ans_normalize(count[b], m, total[b], A->freq[b]);
+        A->book[b] = 0;
+        if (!m)
+            continue;
+        hf_ans_normalize(count[b], m, total, A->freq[b]);
+        const unsigned s = pick_book(count[b], m, R, A->freq[b]);
+        if (s)
+            take_book(A, b, s);
     }
     finish_tables(A);
 }
@@ -105,7 +157,7 @@ void hf_ans_put_tables(const hf_ans_tabs *A, uint8_t *p)
 {
     uint64_t k = 0;
     for (unsigned c = 0; c < A->ntab; c++)
-        hf_ans_table_put(p, &k, A->freq[c], A->m[c]);
+        hf_ans_table_put(p, &k, A->book[c], A->freq[c], A->m[c]);
 }
 
 /* ---- sub-chunks --------------------------------------------------------------------------- */
@@ -244,17 +296,34 @@ static int nib_get(const uint8_t *p, uint64_t nk, uint64_t *k, uint32_t *v)
     return 0;
 }
 
-h5zgpu_status hf_ans_parse(const uint8_t *p, uint64_t avail, unsigned pred, unsigned R,
-                           hf_ans_tabs *A, uint64_t *bytes)
+h5zgpu_status hf_ans_parse(const uint8_t *p, uint64_t avail, unsigned version, unsigned pred,
+                           unsigned R, hf_ans_tabs *A, uint64_t *bytes)
 {
     const uint64_t nk = 2 * avail;
+    const int books = version >= HF_ANS_BOOKS_VERSION;
     uint64_t k = 0;
     A->ntab = hf_ans_tables_of(pred);
     for (unsigned c = 0; c < A->ntab; c++) {
         uint32_t m, sum = 0;
-        if (!nib_get(p, nk, &k, &m) || m > 2 * R)
-            return hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed: an ANS table "
-                                             "overruns the payload or names tokens past 2R");
+        if (!nib_get(p, nk, &k, &m))
+            return hz_fail(H5ZGPU_E_CORRUPT,
+                           "Huffman payload is malformed: an ANS table overruns the payload");
+        A->book[c] = 0;
+        if (books && m >= 1 && m <= HF_ANS_BOOKS) {
+            if (book_m[m - 1] > 2 * R)
+                return hz_fail(H5ZGPU_E_CORRUPT, "Huffman payload is malformed: a built-in ANS "
+                                                 "table names tokens past 2R");
+            take_book(A, c, m);
+            for (unsigned t = 0; t < A->m[c]; t++) {
+                A->cum[c][t] = sum;
+                sum += A->freq[c][t];
+            }
+            continue;
+        }
+        m -= books && m ? HF_ANS_BOOKS : 0;
+        if (m > 2 * R)
+            return hz_fail(H5ZGPU_E_CORRUPT,
+                           "Huffman payload is malformed: an ANS table names tokens past 2R");
         A->m[c] = m;
         for (unsigned t = 0; t < m;) {
             uint32_t f, zeros;

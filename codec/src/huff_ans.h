@@ -1,4 +1,4 @@
-/* The Huffman codec's ANS form (form 3, format versions 4 and 5), shared verbatim by the CPU
+/* The Huffman codec's ANS form (form 3, format versions 4 to 6), shared verbatim by the CPU
  * reference (huff_ans.c) and the CUDA kernels: the elements' tokens coded by rANS with a
  * frequency table per class of element and context, in sub-chunks that decode independently.
  * Huffman spends a whole bit or more on a token; where one delta dominates (smooth fields,
@@ -8,6 +8,7 @@
 #ifndef H5ZGPU_HUFF_ANS_H
 #define H5ZGPU_HUFF_ANS_H
 
+#include "huff_ans_books.h"
 #include "huff_interp.h"
 
 #define HF_FORM_ANS 3u
@@ -26,6 +27,11 @@
  * stream). The last element of a sub-chunk has context 0. */
 #define HF_ANS_CONTEXTS 3u
 #define HF_ANS_TABLES (HF_ANS_CLASSES * HF_ANS_CONTEXTS)
+/* From format version 6 a table may be one of the built-in tables (huff_ans_books.h) instead
+ * of stored: the writer takes a book where the tokens it would cost more than the stored
+ * table, by hf_ans_cost, fall short of the stored table's nibbles. On 32^3 chunks of the
+ * Nyx-like fields the stored tables are 2-12% of the payload. */
+#define HF_ANS_BOOKS_VERSION 6u
 #define HF_ANS_SUB_WORDS (HF_ANS_SUB + 2u)   /* a word a token at most, and the state */
 
 /* The classes of a predictor: interpolation's elements by the pass that predicts them (every
@@ -215,8 +221,8 @@ HZ_HD void hf_ans_normalize(const uint32_t *count, unsigned m, uint64_t total, u
 }
 
 /* The tables' nibbles (docs/FORMAT.md, "ANS form"): numbers as 3-bit groups, low first, bit 3
- * set on every group but the last; per class its token count m, then the frequencies of tokens
- * 0..m-1, a zero frequency followed by the number of further zeros. */
+ * set on every group but the last; per table its head number, then for a stored table the
+ * frequencies of tokens 0..m-1, a zero frequency followed by the number of further zeros. */
 HZ_HD unsigned hf_nib_len(uint32_t v)
 {
     unsigned k = 1;
@@ -227,11 +233,20 @@ HZ_HD unsigned hf_nib_len(uint32_t v)
     return k;
 }
 
-/* Nibbles of one class's table; freq holds m entries, the last nonzero (m = 0: none). */
-HZ_HD uint64_t hf_ans_table_nibbles(const uint32_t *freq, unsigned m)
+/* A table's head number in format version 6: 0 for an empty table, book s (1..HF_ANS_BOOKS)
+ * for a built-in one, HF_ANS_BOOKS + m for a stored table of m tokens; in versions 4 and 5
+ * every table is stored and its head number is m. */
+HZ_HD uint32_t hf_ans_head(unsigned book, unsigned m)
 {
-    uint64_t k = hf_nib_len(m);
-    for (unsigned t = 0; t < m;) {
+    return book ? book : m ? m + HF_ANS_BOOKS : 0u;
+}
+
+/* Nibbles of one table; freq holds m entries, the last nonzero (m = 0: none); a built-in
+ * table (book > 0) is its head number alone. */
+HZ_HD uint64_t hf_ans_table_nibbles(unsigned book, const uint32_t *freq, unsigned m)
+{
+    uint64_t k = hf_nib_len(hf_ans_head(book, m));
+    for (unsigned t = 0; !book && t < m;) {
         if (freq[t]) {
             k += hf_nib_len(freq[t++]);
             continue;
@@ -257,10 +272,11 @@ HZ_HD void hf_nib_put(uint8_t *p, uint64_t *k, uint32_t v)
     }
 }
 
-HZ_HD void hf_ans_table_put(uint8_t *p, uint64_t *k, const uint32_t *freq, unsigned m)
+HZ_HD void hf_ans_table_put(uint8_t *p, uint64_t *k, unsigned book, const uint32_t *freq,
+                            unsigned m)
 {
-    hf_nib_put(p, k, m);
-    for (unsigned t = 0; t < m;) {
+    hf_nib_put(p, k, hf_ans_head(book, m));
+    for (unsigned t = 0; !book && t < m;) {
         if (freq[t]) {
             hf_nib_put(p, k, freq[t++]);
             continue;
@@ -272,6 +288,27 @@ HZ_HD void hf_ans_table_put(uint8_t *p, uint64_t *k, const uint32_t *freq, unsig
         hf_nib_put(p, k, z - t - 1);
         t = z;
     }
+}
+
+/* The cost of a token of frequency f (1..2^14) in 1/256 bits, 256 x 14 - floor(256 log2 f),
+ * in integers so that every executor makes the same choice of table: the mantissa in [1, 2)
+ * with 30 fraction bits, squared eight times, gives a fraction bit each time it reaches 2. */
+HZ_HD uint32_t hf_ans_cost(uint32_t f)
+{
+    unsigned e = 0;
+    while (f >> (e + 1))
+        e++;
+    uint64_t m = (uint64_t)f << (30u - e);
+    uint32_t frac = 0;
+    for (unsigned i = 0; i < 8; i++) {
+        m = (m * m) >> 30;
+        frac <<= 1;
+        if (m >> 31) {
+            m >>= 1;
+            frac |= 1u;
+        }
+    }
+    return 256u * (HF_ANS_BITS - e) - frac;
 }
 
 /* Whether state x must give out its low word before coding a token of frequency f: whether

@@ -116,8 +116,8 @@ h5zgpu_status hf_parse(const hf_geom *g, unsigned version, unsigned esize, const
         L->busy = hz_get_u32(in + HF_ANS_OFF_BUSY);
         if (L->busy > nsub)
             return corrupt("more ANS sub-chunks with words than sub-chunks");
-        if ((st = hf_ans_parse(in + HF_ANS_OFF_TABLES, avail - HF_ANS_OFF_TABLES, L->order,
-                               L->radius, A, &tb)) != H5ZGPU_OK)
+        if ((st = hf_ans_parse(in + HF_ANS_OFF_TABLES, avail - HF_ANS_OFF_TABLES, version,
+                               L->order, L->radius, A, &tb)) != H5ZGPU_OK)
             return st;
         L->ntokens = 2 * L->radius;
         L->off_sub = HF_ANS_OFF_TABLES + tb;

@@ -112,7 +112,8 @@ __device__ void hf_ans_normalize_warp(const uint32_t *count, unsigned m, uint64_
     __syncwarp();
 }
 
-/* hf_ans_table_nibbles by a warp: a zero frequency counts its run where the run starts. */
+/* hf_ans_table_nibbles of a stored table by a warp: a zero frequency counts its run where the
+ * run starts. */
 __device__ unsigned long long hf_ans_table_nibbles_warp(const uint32_t *f, unsigned m)
 {
     unsigned long long k = 0;
@@ -126,11 +127,47 @@ __device__ unsigned long long hf_ans_table_nibbles_warp(const uint32_t *f, unsig
             k += 1 + hf_nib_len(z - t - 1);
         }
     }
-    return dv_warp_sum(k) + hf_nib_len(m);
+    return dv_warp_sum(k) + hf_nib_len(hf_ans_head(0, m));
 }
 
-/* A warp a table: its tokens, frequencies (hf_ans_normalize) and nibbles, then the packed
- * entries; thread 0 lays the tables one after another. */
+/* The built-in tables (huff_ans_books.h). */
+__device__ const uint16_t hf_book_m_d[HF_ANS_BOOKS] = HF_ANS_BOOK_M;
+__device__ const uint32_t hf_book_start_d[HF_ANS_BOOKS] = HF_ANS_BOOK_START;
+__device__ const uint16_t hf_book_freq_d[] = HF_ANS_BOOK_FREQ;
+__device__ const uint16_t hf_book_cost_d[] = HF_ANS_BOOK_COST;
+
+/* pick_book of huff_ans.c by a warp: the book that codes count[0..m-1] (m > 0) for less than
+ * the stored frequencies f and their nib nibbles, or 0; the sums are whole numbers, so the
+ * order of adding leaves the choice the CPU's. */
+__device__ unsigned hf_ans_pick_book_warp(const uint32_t *count, unsigned m, unsigned span,
+                                          const uint32_t *f, unsigned long long nib)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    unsigned long long own = 0;
+    for (unsigned t = lane; t < m; t += 32)
+        own += (unsigned long long)count[t] * hf_ans_cost(f[t]);
+    unsigned long long best = dv_warp_sum(own) + 1024ull * nib;
+    unsigned pick = 0;
+    for (unsigned s = 1; s <= HF_ANS_BOOKS; s++) {
+        const unsigned bm = hf_book_m_d[s - 1];
+        if (bm < m || bm > span)
+            continue;   /* warp-uniform */
+        const uint16_t *cost = hf_book_cost_d + hf_book_start_d[s - 1];
+        unsigned long long bits = 0;
+        for (unsigned t = lane; t < m; t += 32)
+            bits += (unsigned long long)count[t] * cost[t];
+        bits = dv_warp_sum(bits) + 1024ull * hf_nib_len(s);
+        if (bits < best) {
+            best = bits;
+            pick = s;
+        }
+    }
+    return pick;
+}
+
+/* A warp a table: its tokens, frequencies (hf_ans_normalize) and nibbles, or a built-in
+ * table's where one costs less, then the packed entries; thread 0 lays the tables one after
+ * another. */
 __global__ void __launch_bounds__(HF_ANS_TABLES * 32) hf_ans_norm_kernel(const hf_enc_args a_)
 {
     const hf_enc_args a = hf_enc_at(a_);
@@ -149,8 +186,17 @@ __global__ void __launch_bounds__(HF_ANS_TABLES * 32) hf_ans_norm_kernel(const h
         uint32_t *f = A->fc[b];
         if (m)
             hf_ans_normalize_warp(A->count[b], m, total, f);
-        const unsigned long long nib = hf_ans_table_nibbles_warp(f, m);
+        unsigned long long nib = hf_ans_table_nibbles_warp(f, m);
         __syncwarp();
+        const unsigned book = m ? hf_ans_pick_book_warp(A->count[b], m, span, f, nib) : 0u;
+        if (book) {   /* warp-uniform */
+            const uint16_t *bf = hf_book_freq_d + hf_book_start_d[book - 1];
+            m = hf_book_m_d[book - 1];
+            for (unsigned t = lane; t < m; t += 32)
+                f[t] = bf[t];
+            nib = hf_nib_len(book);
+            __syncwarp();
+        }
         uint32_t run = 0;   /* cumulative frequencies, 32 tokens a round */
         for (unsigned t0 = 0; t0 < m; t0 += 32) {
             const unsigned t = t0 + lane;
@@ -161,6 +207,7 @@ __global__ void __launch_bounds__(HF_ANS_TABLES * 32) hf_ans_norm_kernel(const h
         }
         if (lane == 0) {
             A->m[b] = m;
+            A->book[b] = book;
             A->nib[b] = nib;
         }
     }
@@ -398,9 +445,9 @@ __device__ unsigned hf_nib_or(uint8_t *p, uint64_t k, uint32_t v)
     }
 }
 
-/* A CTA a table: its nibbles (hf_ans_table_put) after the tables before it, each thread a run
- * of tokens at the place the CTA's scan of their nibble counts gives; a run of zero
- * frequencies is written where it starts. */
+/* A CTA a table: its nibbles (hf_ans_table_put) after the tables before it, the head number,
+ * then for a stored table each thread a run of tokens at the place the CTA's scan of their
+ * nibble counts gives; a run of zero frequencies is written where it starts. */
 __global__ void __launch_bounds__(HF_THREADS) hf_ans_tables_kernel(const hf_enc_args a_)
 {
     const hf_enc_args a = hf_enc_at(a_);
@@ -413,11 +460,13 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ans_tables_kernel(const hf_enc_
     uint64_t k = 0;
     for (unsigned c = 0; c < b; c++)
         k += A->nib[c];
-    const unsigned m = A->m[b];
+    const unsigned m = A->m[b], book = A->book[b];
     const uint32_t *fc = A->fc[b];
     if (threadIdx.x == 0)
-        hf_nib_or(p, k, m);
-    k += hf_nib_len(m);
+        hf_nib_or(p, k, hf_ans_head(book, m));
+    if (book)
+        return;   /* CTA-uniform */
+    k += hf_nib_len(hf_ans_head(0, m));
     auto freq = [&](unsigned t) { return fc[t] & 0xFFFFu; };
     auto zeros_after = [&](unsigned t) {   /* zero frequencies after t's (f[m - 1] is not 0) */
         unsigned z = t + 1;

@@ -48,10 +48,11 @@ typedef struct hf_enc_plan {
 } hf_enc_plan;
 
 /* Device state of the ANS form (ans_encode.cu): the encoder's counts, then each table's tokens,
- * nibbles and packed entries (frequency | cumulative << 16), and what the sub-chunks took. */
+ * built-in table, nibbles and packed entries (frequency | cumulative << 16), and what the sub-chunks took. */
 typedef struct hf_ans_plan {
     unsigned ntab;
     unsigned m[HF_ANS_TABLES];
+    unsigned book[HF_ANS_TABLES];   /* the built-in table a table is, or 0 */
     unsigned long long nib[HF_ANS_TABLES];
     unsigned long long nibbles, words, busy, busy_groups;
     unsigned count_bytes;   /* of a busy sub-chunk's word count (huff_ans.h) */

@@ -101,5 +101,5 @@ double hc_expected_eb_abs(const h5zgpu_params *p, unsigned codec, const hc_range
 
 unsigned hc_expected_version(unsigned codec)
 {
-    return codec == 0 ? 1u : 5u;
+    return codec == 0 ? 1u : 6u;
 }
