@@ -24,25 +24,6 @@ static uint64_t words8(uint64_t n)
     return (n + 7) & ~(uint64_t)7;
 }
 
-/* A launch's per-chunk arrays in the workspace, on the device (d) and pinned on the host (h) in
- * the same layout, to fill and upload or to read back: count jobs of job_bytes, count items of
- * item_bytes, count counters; d[k] and h[k] their places. */
-static h5zgpu_status launch_arrays(hzc_ws *w, unsigned count, uint64_t job_bytes,
-                                   uint64_t item_bytes, void **d, void **h)
-{
-    const uint64_t jb = words8(count * job_bytes), ib = words8(count * item_bytes);
-    const uint64_t at[3] = {0, jb, jb + ib}, total = jb + ib + count * sizeof(hzc_scalars);
-    h5zgpu_status st;
-    if ((st = hzc_buf_need(&w->jobs, total, 0)) != H5ZGPU_OK ||
-        (st = hzc_buf_need(&w->hjobs, total, 1)) != H5ZGPU_OK)
-        return st;
-    for (unsigned k = 0; k < 3; k++) {
-        d[k] = (uint8_t *)w->jobs.p + at[k];
-        h[k] = (uint8_t *)w->hjobs.p + at[k];
-    }
-    return H5ZGPU_OK;
-}
-
 /* An encoding's: the jobs, the inputs' places (the statistics pass), the counters. */
 typedef struct enc_arrays {
     fl_enc_job *jobs, *hjobs;
@@ -52,12 +33,15 @@ typedef struct enc_arrays {
 
 static h5zgpu_status enc_arrays_need(hzc_ws *w, unsigned count, enc_arrays *E)
 {
+    const uint64_t item[3] = {sizeof(fl_enc_job), sizeof(void *), sizeof(hzc_scalars)};
     void *d[3], *h[3];
-    h5zgpu_status st = launch_arrays(w, count, sizeof(fl_enc_job), sizeof(void *), d, h);
+    const h5zgpu_status st = hzc_job_arrays(w, count, 3, item, d, h);
+    if (st != H5ZGPU_OK)
+        return st;
     E->jobs = (fl_enc_job *)d[0], E->hjobs = (fl_enc_job *)h[0];
     E->ins = (const void **)d[1], E->hins = (const void **)h[1];
     E->sc = (hzc_scalars *)d[2], E->hsc = (hzc_scalars *)h[2];
-    return st;
+    return H5ZGPU_OK;
 }
 
 /* Chunk i's values at in[i], its payload to out[i] (a->fill_shift further when it holds fill);
@@ -214,12 +198,15 @@ typedef struct dec_arrays {
 
 static h5zgpu_status dec_arrays_need(hzc_ws *w, unsigned count, dec_arrays *D)
 {
+    const uint64_t item[3] = {sizeof(fl_dec_job), sizeof(hzc_span), sizeof(hzc_scalars)};
     void *d[3], *h[3];
-    h5zgpu_status st = launch_arrays(w, count, sizeof(fl_dec_job), sizeof(hzc_span), d, h);
+    const h5zgpu_status st = hzc_job_arrays(w, count, 3, item, d, h);
+    if (st != H5ZGPU_OK)
+        return st;
     D->jobs = (fl_dec_job *)d[0], D->hjobs = (fl_dec_job *)h[0];
     D->spans = (hzc_span *)d[1], D->hspans = (hzc_span *)h[1];
     D->sc = (hzc_scalars *)d[2], D->hsc = (hzc_scalars *)h[2];
-    return st;
+    return H5ZGPU_OK;
 }
 
 /* Payloads of count chunks of the geometry g (headers h[i]: all of one element type, codec

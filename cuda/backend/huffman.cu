@@ -11,6 +11,7 @@
 extern "C" {
 #include "huff.h"
 #include "parallel.h"
+#include "scratch.h"
 }
 
 #define HF_TABLE_ENTRIES (1u << HF_MAX_LEN)   /* the Huffman decoder table */
@@ -234,27 +235,19 @@ typedef struct batch_arrays {
 
 static h5zgpu_status batch_arrays_need(hzc_ws *w, unsigned count, batch_arrays *B)
 {
-    const uint64_t size[6] = {rows16(count * sizeof(hf_enc_args)),
-                              rows16(count * sizeof(qz_quant)), rows16(count * sizeof(void *)),
-                              rows16(count * sizeof(hzc_scalars)),
-                              rows16(count * 6 * sizeof(unsigned long long)),
-                              rows16(count * sizeof(hf_axes_job))};
-    uint64_t at[6], total = 0;
-    for (int k = 0; k < 6; k++) {
-        at[k] = total;
-        total += size[k];
-    }
-    h5zgpu_status st;
-    if ((st = hzc_buf_need(&w->jobs, total, 0)) != H5ZGPU_OK ||
-        (st = hzc_buf_need(&w->hjobs, total, 1)) != H5ZGPU_OK)
+    const uint64_t item[6] = {sizeof(hf_enc_args), sizeof(qz_quant), sizeof(void *),
+                              sizeof(hzc_scalars), 6 * sizeof(unsigned long long),
+                              sizeof(hf_axes_job)};
+    void *d[6], *h[6];
+    const h5zgpu_status st = hzc_job_arrays(w, count, 6, item, d, h);
+    if (st != H5ZGPU_OK)
         return st;
-    uint8_t *d = (uint8_t *)w->jobs.p, *h = (uint8_t *)w->hjobs.p;
-    B->args = (hf_enc_args *)(d + at[0]), B->hargs = (hf_enc_args *)(h + at[0]);
-    B->Qs = (qz_quant *)(d + at[1]), B->hQs = (qz_quant *)(h + at[1]);
-    B->ins = (const void **)(d + at[2]), B->hins = (const void **)(h + at[2]);
-    B->sc = (hzc_scalars *)(d + at[3]), B->hsc = (hzc_scalars *)(h + at[3]);
-    B->cost = (unsigned long long *)(d + at[4]), B->hcost = (unsigned long long *)(h + at[4]);
-    B->copies = (hf_axes_job *)(d + at[5]), B->hcopies = (hf_axes_job *)(h + at[5]);
+    B->args = (hf_enc_args *)d[0], B->hargs = (hf_enc_args *)h[0];
+    B->Qs = (qz_quant *)d[1], B->hQs = (qz_quant *)h[1];
+    B->ins = (const void **)d[2], B->hins = (const void **)h[2];
+    B->sc = (hzc_scalars *)d[3], B->hsc = (hzc_scalars *)h[3];
+    B->cost = (unsigned long long *)d[4], B->hcost = (unsigned long long *)h[4];
+    B->copies = (hf_axes_job *)d[5], B->hcopies = (hf_axes_job *)h[5];
     return H5ZGPU_OK;
 }
 
@@ -581,23 +574,16 @@ typedef struct dec_batch_arrays {
 
 static h5zgpu_status dec_batch_arrays_need(hzc_ws *w, unsigned count, dec_batch_arrays *B)
 {
-    const uint64_t size[4] = {
-        rows16(count * sizeof(hf_dec_args)), rows16(count * sizeof(hzc_span)),
-        rows16(count * sizeof(hzc_scalars)), rows16(count * sizeof(hf_axes_job))};
-    uint64_t at[4], total = 0;
-    for (int k = 0; k < 4; k++) {
-        at[k] = total;
-        total += size[k];
-    }
-    h5zgpu_status st;
-    if ((st = hzc_buf_need(&w->jobs, total, 0)) != H5ZGPU_OK ||
-        (st = hzc_buf_need(&w->hjobs, total, 1)) != H5ZGPU_OK)
+    const uint64_t item[4] = {sizeof(hf_dec_args), sizeof(hzc_span), sizeof(hzc_scalars),
+                              sizeof(hf_axes_job)};
+    void *d[4], *h[4];
+    const h5zgpu_status st = hzc_job_arrays(w, count, 4, item, d, h);
+    if (st != H5ZGPU_OK)
         return st;
-    uint8_t *d = (uint8_t *)w->jobs.p, *h = (uint8_t *)w->hjobs.p;
-    B->args = (hf_dec_args *)(d + at[0]), B->hargs = (hf_dec_args *)(h + at[0]);
-    B->spans = (hzc_span *)(d + at[1]), B->hspans = (hzc_span *)(h + at[1]);
-    B->sc = (hzc_scalars *)(d + at[2]), B->hsc = (hzc_scalars *)(h + at[2]);
-    B->copies = (hf_axes_job *)(d + at[3]), B->hcopies = (hf_axes_job *)(h + at[3]);
+    B->args = (hf_dec_args *)d[0], B->hargs = (hf_dec_args *)h[0];
+    B->spans = (hzc_span *)d[1], B->hspans = (hzc_span *)h[1];
+    B->sc = (hzc_scalars *)d[2], B->hsc = (hzc_scalars *)h[2];
+    B->copies = (hf_axes_job *)d[3], B->hcopies = (hf_axes_job *)h[3];
     return H5ZGPU_OK;
 }
 
@@ -684,7 +670,7 @@ typedef struct dec_parse_run {
 static void dec_parse_task(void *ctx, uint64_t k)
 {
     const dec_parse_run *P = (const dec_parse_run *)ctx;
-    hf_ans_tabs *A = (hf_ans_tabs *)malloc(sizeof *A);
+    hf_ans_tabs *A = (hf_ans_tabs *)hz_scratch(sizeof *A);   /* the thread's, group after group */
     const uint64_t i1 = hz_slice_start(P->count, P->slices, (unsigned)k + 1);
     for (uint64_t i = hz_slice_start(P->count, P->slices, (unsigned)k); i < i1; i++) {
         P->used[i] = 0;
@@ -701,7 +687,7 @@ static void dec_parse_task(void *ctx, uint64_t k)
                      : P->nhead[i] < P->h[i].payload_len ? H5ZGPU_E_OUTPUT_TOO_SMALL
                                                           : ps;
     }
-    free(A);
+    hz_scratch_free(A);
 }
 
 /* The payloads' heads in one download, parsed over the host's cores into pinned slots; the

@@ -120,6 +120,25 @@ h5zgpu_status hzc_buf_need(hzc_buf *b, uint64_t n, int pinned)
     return H5ZGPU_OK;
 }
 
+h5zgpu_status hzc_job_arrays(hzc_ws *w, unsigned count, unsigned n, const uint64_t *item,
+                             void **d, void **h)
+{
+    uint64_t total = 0;
+    for (unsigned k = 0; k < n; k++)
+        total += (count * item[k] + 15) & ~(uint64_t)15;
+    h5zgpu_status st;
+    if ((st = hzc_buf_need(&w->jobs, total, 0)) != H5ZGPU_OK ||
+        (st = hzc_buf_need(&w->hjobs, total, 1)) != H5ZGPU_OK)
+        return st;
+    uint64_t at = 0;
+    for (unsigned k = 0; k < n; k++) {
+        d[k] = (uint8_t *)w->jobs.p + at;
+        h[k] = (uint8_t *)w->hjobs.p + at;
+        at += (count * item[k] + 15) & ~(uint64_t)15;
+    }
+    return H5ZGPU_OK;
+}
+
 /* The device buffers that grow with the chunks. */
 static void free_chunk_bufs(hzc_ws *w)
 {

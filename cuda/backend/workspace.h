@@ -32,7 +32,7 @@ typedef struct hzc_ws {
     hzc_buf hhead;                             /* pinned: a Huffman payload's head and the
                                                   ANS tables parsed from it */
     hzc_buf jobs, hjobs;                       /* device and its pinned mirror: a launch's
-                                                  per-chunk arrays (fixed-length codec) */
+                                                  per-chunk arrays (hzc_job_arrays) */
     cudaEvent_t done;                          /* hzc_wait's, when it sleeps */
     hzc_scalars *sc;                           /* device */
     hzc_scalars *hsc;                          /* pinned */
@@ -62,6 +62,12 @@ h5zgpu_status hzc_cuda_fail(cudaError_t e, const char *what);
 /* Grow-only: a buffer of at least n bytes (the old contents are not kept); pinned host memory,
  * or device memory booked against H5ZGPU_GPU_MEMORY_LIMIT. */
 h5zgpu_status hzc_buf_need(hzc_buf *b, uint64_t n, int pinned);
+
+/* A launch's per-chunk arrays in w->jobs (device) and w->hjobs (pinned host, the same layout,
+ * to fill and upload or to read back): array k of count items of item[k] bytes, k < n, one
+ * after another at 16-byte boundaries; d[k] and h[k] their places. */
+h5zgpu_status hzc_job_arrays(hzc_ws *w, unsigned count, unsigned n, const uint64_t *item,
+                             void **d, void **h);
 
 /* Takes a workspace of the device and the stream (the workspace's own when stream is NULL). */
 h5zgpu_status hzc_call_begin(hzc_call *c, int device, void *stream);
