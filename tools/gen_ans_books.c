@@ -1,13 +1,16 @@
 /* gen_ans_books: the ANS form's built-in tables of format version 6 (huff_ans_books.h), from
- * the Nyx-like fields. Chunks of 32^3 and 64^3 of each field are coded at six REL bounds; each
- * table's token counts (about 15,000 of 256 tokens or fewer) are clustered into HF_ANS_BOOKS distributions
- * by the cost the writer measures (hf_ans_cost), each table going to the book that codes it
- * for least, each book the mean of its tables' distributions. The books are then ordered by
- * how many tables the writer's rule would give them (the first seven have one-nibble numbers).
- * The tables are part of the format: this program documents how they were made, and what it
- * writes must never replace a released family (a new family is a new format version).
+ * the Nyx-like fields. Chunks of 32^3 and 64^3 of each field are coded at six REL bounds; the
+ * tables' token counts (about 15,000 tables of 256 tokens or fewer) are clustered into
+ * HF_ANS_BOOKS distributions by the cost the writer measures (hf_ans_cost), each table going to
+ * the book that codes it for least, each book the mean of its tables' distributions. The books
+ * are then ordered by how many tables the writer's rule would give them (the first seven have
+ * one-nibble numbers).
  *   python3 bench/gen_nyx_like.py DIR 256 11 && build/tools/gen_ans_books DIR 256 >
- *     codec/src/huff_ans_books.h */
+ *     codec/src/huff_ans_books.h
+ * The tables are part of the format: this program documents how they were made, and what it
+ * writes must never replace a released family (a new family is a new format version). Fields
+ * generated again differ in their last bits (the FFT library's), and the clustering follows
+ * them: a rerun gives a family as good, not the same numbers. */
 #include "huff.h"
 #include "huff_ans.h"
 #include "huff_axes.h"
