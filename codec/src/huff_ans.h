@@ -28,9 +28,9 @@
 #define HF_ANS_CONTEXTS 3u
 #define HF_ANS_TABLES (HF_ANS_CLASSES * HF_ANS_CONTEXTS)
 /* From format version 6 a table may be one of the built-in tables (huff_ans_books.h) instead
- * of stored: the writer takes a book where the tokens it would cost more than the stored
- * table, by hf_ans_cost, fall short of the stored table's nibbles. On 32^3 chunks of the
- * Nyx-like fields the stored tables are 2-12% of the payload. */
+ * of stored: the writer takes a book where the table's tokens cost less with it, by
+ * hf_ans_cost, than with the stored table and its nibbles. On 32^3 chunks of the Nyx-like
+ * fields the stored tables were 2-12% of the payload. */
 #define HF_ANS_BOOKS_VERSION 6u
 #define HF_ANS_SUB_WORDS (HF_ANS_SUB + 2u)   /* a word a token at most, and the state */
 
