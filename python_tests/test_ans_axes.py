@@ -1,6 +1,7 @@
-"""Format 4's Huffman payloads through HDF5: the ANS form (form 3) and the axis order reach the
-file through the filter, every value reads back within its bound, and the chunks are smaller
-than the Huffman forms alone would make them (docs/FORMAT.md, "Axis order", "ANS form")."""
+"""Format 4's and 6's Huffman payloads through HDF5: the ANS form (form 3), the axis order and
+the built-in ANS tables reach the file through the filter, every value reads back within its
+bound, and the chunks are smaller than the Huffman forms alone would make them (docs/FORMAT.md,
+"Axis order", "ANS form")."""
 import h5py
 import numpy as np
 import pytest
@@ -11,6 +12,8 @@ SHAPE = (48, 64, 64)
 CHUNKS = (48, 64, 64)   # one chunk: its payload is read back whole
 HEADER = 40 + 4 * 3     # docs/FORMAT.md, "Chunk header": rank 3, no fill value
 FORM, AXES = 8, 14      # "Payload layout": the form byte and the axis order
+PREDICTOR, TABLES = 9, 28   # the predictor byte (0: interpolation); the ANS tables' nibbles
+BOOKS = 32              # format 6: head numbers 1..32 name built-in tables
 
 
 def anisotropic(shape, seed=7):
@@ -63,3 +66,55 @@ def test_isotropic_field_keeps_its_axes(tmp_path):
         b = d[...]
     assert raw[HEADER + AXES] == 0
     assert np.abs(b.astype(np.float64) - a.astype(np.float64)).max() <= tol
+
+
+def table_heads(pay):
+    """The head number of each ANS table of a format 6 payload ("ANS form": numbers in 3-bit
+    nibble groups, low first, bit 3 set on all but a number's last; a stored table's head is
+    32 + m, its frequencies follow, a zero one followed by the count of further zeros)."""
+    nib = [(pay[TABLES + k // 2] >> (4 * (k % 2))) & 15 for k in range(2 * (len(pay) - TABLES))]
+    k = 0
+
+    def number():
+        nonlocal k
+        v, sh = 0, 0
+        while True:
+            v |= (nib[k] & 7) << sh
+            k, sh = k + 1, sh + 3
+            if not nib[k - 1] & 8:
+                return v
+
+    heads = []
+    for _ in range(12 if pay[PREDICTOR] == 0 else 3):
+        h = number()
+        heads.append(h)
+        t, m, total = 0, h - BOOKS if h > BOOKS else 0, 0
+        while t < m:
+            f = number()
+            total += f
+            t += 1 if f else number() + 1
+        assert m == 0 or total == 1 << 14, f"a stored table adds up to {total}, not 2^14"
+    return heads
+
+
+def test_builtin_tables_through_hdf5(tmp_path):
+    """Small chunks of a smooth field take some of their ANS tables from the library's built-in
+    ones (format 6) and store others; what h5py reads back is within the bound."""
+    a = anisotropic((64, 64, 64))
+    tol = 1e-2 * float(a.max() - a.min())
+    path = tmp_path / "books.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("x", data=a, chunks=(32, 32, 32),
+                             **h5zgpu.filter("huffman", mode="abs", eb=tol))
+        raws = [d.id.read_direct_chunk(d.id.get_chunk_info(i).chunk_offset)[1]
+                for i in range(d.id.get_num_chunks())]
+        stored = d.id.get_storage_size()
+    heads = [h for raw in raws if raw[HEADER + FORM] == 3 for h in table_heads(raw[HEADER:])]
+    assert all(raw[4] == 6 for raw in raws), "not format 6 chunks"
+    assert any(1 <= h <= BOOKS for h in heads), f"no built-in table among heads {heads}"
+    assert any(h > BOOKS for h in heads), f"no stored table among heads {heads}"
+    with h5py.File(path, "r") as f:
+        b = f["x"][...]
+    assert np.abs(b.astype(np.float64) - a.astype(np.float64)).max() <= tol
+    print(f"32^3 chunks, ABS 1e-2 of the range: ratio {a.nbytes / stored:.2f}, "
+          f"{sum(1 <= h <= BOOKS for h in heads)} of {len(heads)} ANS tables built-in")
