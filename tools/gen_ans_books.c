@@ -282,7 +282,7 @@ int main(int argc, char **argv)
                     "tokens and stored tables saved\n",
             taken, ntabs, 100.0 * saved_all / own_all);
 
-    static uint32_t ms[BOOKS], start[BOOKS], freq[BOOKS * MOST], cost[BOOKS * MOST];
+    static uint32_t ms[BOOKS], start[BOOKS], freq[BOOKS * MOST];
     size_t k = 0;
     unsigned most = 0;
     for (unsigned s = 0; s < BOOKS; s++) {
@@ -290,23 +290,20 @@ int main(int argc, char **argv)
         ms[s] = B->m;
         start[s] = (uint32_t)k;
         most = B->m > most ? B->m : most;
-        for (unsigned t = 0; t < B->m; t++, k++) {
-            freq[k] = B->freq[t];
-            cost[k] = B->cost[t];
-        }
+        for (unsigned t = 0; t < B->m; t++)
+            freq[k++] = B->freq[t];
     }
     printf("/* The ANS form's built-in tables of format version 6 (docs/FORMAT.md, \"ANS form\"):\n"
            " * book s (1..HF_ANS_BOOKS) covers tokens 0..HF_ANS_BOOK_M[s - 1] - 1, every one used,\n"
-           " * with frequencies HF_ANS_BOOK_FREQ from HF_ANS_BOOK_START[s - 1] adding up to 2^14,\n"
-           " * and HF_ANS_BOOK_COST their costs (hf_ans_cost). Written by tools/gen_ans_books.c\n"
-           " * from the Nyx-like fields; part of the format, never to change. */\n"
+           " * with frequencies HF_ANS_BOOK_FREQ from HF_ANS_BOOK_START[s - 1] adding up to 2^14.\n"
+           " * Written by tools/gen_ans_books.c from the Nyx-like fields; part of the format, never to\n"
+           " * change. */\n"
            "#ifndef H5ZGPU_HUFF_ANS_BOOKS_H\n#define H5ZGPU_HUFF_ANS_BOOKS_H\n\n"
            "#define HF_ANS_BOOKS %uu\n#define HF_ANS_BOOK_MOST %uu   /* the longest book's tokens */\n",
            BOOKS, most);
     print_array("HF_ANS_BOOK_M", ms, BOOKS);
     print_array("HF_ANS_BOOK_START", start, BOOKS);
     print_array("HF_ANS_BOOK_FREQ", freq, k);
-    print_array("HF_ANS_BOOK_COST", cost, k);
     printf("\n#endif\n");
     free(of);
     free(tabs);

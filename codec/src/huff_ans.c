@@ -8,15 +8,23 @@
 #include "parallel.h"
 #include "scratch.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The built-in tables (huff_ans_books.h): book s is entry s - 1, its frequencies and their
- * costs (hf_ans_cost) from book_start[s - 1]. */
+/* The built-in tables (huff_ans_books.h): book s is entry s - 1, its frequencies from
+ * book_start[s - 1]; their costs (hf_ans_cost) made once, for the writer's choice. */
 static const uint16_t book_m[HF_ANS_BOOKS] = HF_ANS_BOOK_M;
 static const uint32_t book_start[HF_ANS_BOOKS] = HF_ANS_BOOK_START;
 static const uint16_t book_freq[] = HF_ANS_BOOK_FREQ;
-static const uint16_t book_cost[] = HF_ANS_BOOK_COST;
+static uint16_t book_cost[sizeof book_freq / sizeof *book_freq];
+static pthread_once_t book_cost_once = PTHREAD_ONCE_INIT;
+
+static void book_cost_init(void)
+{
+    for (size_t i = 0; i < sizeof book_freq / sizeof *book_freq; i++)
+        book_cost[i] = (uint16_t)hf_ans_cost(book_freq[i]);
+}
 
 /* The cumulative frequencies of each table, and the tables' nibbles in all. */
 static void finish_tables(hf_ans_tabs *A)
@@ -128,6 +136,7 @@ void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *
 {
     uint32_t(*count)[2 * HF_RADIUS_MAX] = A->cum;   /* counts first, in the cum arrays */
     A->ntab = hf_ans_tables_of(pred);
+    pthread_once(&book_cost_once, book_cost_init);
     hf_ans_count(g, pred, R, tok, count);
     for (unsigned b = 0; b < A->ntab; b++) {
         unsigned m = 0;

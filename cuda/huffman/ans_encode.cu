@@ -134,7 +134,6 @@ __device__ unsigned long long hf_ans_table_nibbles_warp(const uint32_t *f, unsig
 __device__ const uint16_t hf_book_m_d[HF_ANS_BOOKS] = HF_ANS_BOOK_M;
 __device__ const uint32_t hf_book_start_d[HF_ANS_BOOKS] = HF_ANS_BOOK_START;
 __device__ const uint16_t hf_book_freq_d[] = HF_ANS_BOOK_FREQ;
-__device__ const uint16_t hf_book_cost_d[] = HF_ANS_BOOK_COST;
 
 /* pick_book of huff_ans.c by a warp: the book that codes count[0..m-1] (m > 0) for less than
  * the stored frequencies f and their nib nibbles, or 0; the sums are whole numbers, so the
@@ -152,10 +151,10 @@ __device__ unsigned hf_ans_pick_book_warp(const uint32_t *count, unsigned m, uns
         const unsigned bm = hf_book_m_d[s - 1];
         if (bm < m || bm > span)
             continue;   /* warp-uniform */
-        const uint16_t *cost = hf_book_cost_d + hf_book_start_d[s - 1];
+        const uint16_t *bf = hf_book_freq_d + hf_book_start_d[s - 1];
         unsigned long long bits = 0;
         for (unsigned t = lane; t < m; t += 32)
-            bits += (unsigned long long)count[t] * cost[t];
+            bits += count[t] ? (unsigned long long)count[t] * hf_ans_cost(bf[t]) : 0ull;
         bits = dv_warp_sum(bits) + 1024ull * hf_nib_len(s);
         if (bits < best) {
             best = bits;
