@@ -100,10 +100,6 @@ struct hf_axes_map {
     {
         return z * stride[0] + y * stride[1] + x * stride[2];
     }
-    __device__ uint64_t coded(uint64_t z, uint64_t y, uint64_t x) const
-    {
-        return (z * n[1] + y) * n[2] + x;
-    }
 };
 
 __host__ __device__ static hf_axes_map hf_axes_map_of(const hf_geom *g, unsigned axes)
@@ -150,35 +146,39 @@ __device__ void hf_axes_rows(const hf_axes_map &m, uint64_t total, const T *src,
 }
 
 /* A CTA of 32 x 8 threads a tile: coordinates a along axis A and x of the coded array, the
- * other coded axis at o. */
-template <typename T, bool GATHER>
+ * other coded axis at o. Indices in type I: 32-bit where the chunk has fewer than 2^32
+ * elements, since 64-bit multiplies cost several instructions each and the copy is bound by
+ * what it issues as much as by memory. */
+template <typename T, bool GATHER, typename I>
 __device__ void hf_axes_tiles(const hf_axes_map &m, unsigned A, const T *src, T *dst)
 {
     __shared__ T tile_s[32][33];
-    const unsigned O = 1 - A;   /* the remaining coded axis (A and O are 0 and 1) */
-    const uint64_t ta = (m.n[A] + 31) / 32, tx = (m.n[2] + 31) / 32;
-    const uint64_t tiles = m.n[O] * ta * tx;
-    for (uint64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const uint64_t bx = t % tx, ba = t / tx % ta, o = t / tx / ta;
-        auto at = [&](uint64_t a, uint64_t x, bool chunk) {
-            const uint64_t z = A == 0 ? a : o, y = A == 0 ? o : a;
-            return chunk ? m.chunk(z, y, x) : m.coded(z, y, x);
-        };
-        /* in: rows along the side read (the chunk's along A when gathering, the coded
-         * array's along x when scattering) */
+    /* edges and strides along a, x and o (the remaining coded axis): the chunk's, and the
+     * coded array's (x's is 1); chosen, not indexed, so that m stays in registers */
+    const I na = (I)(A ? m.n[1] : m.n[0]), nx = (I)m.n[2], ta = (na + 31) / 32, tx = (nx + 31) / 32;
+    const I tiles = (I)(A ? m.n[0] : m.n[1]) * ta * tx;
+    const I ca = (I)(A ? m.stride[1] : m.stride[0]), cx = (I)m.stride[2];
+    const I co = (I)(A ? m.stride[0] : m.stride[1]);
+    const I plane = (I)(m.n[1] * m.n[2]), da = A == 0 ? plane : nx, dn = A == 0 ? nx : plane;
+    /* the side read in rows (the chunk along A when gathering, the coded array along x when
+     * scattering) and the side written in rows */
+    const I rs = GATHER ? ca : 1, rw = GATHER ? 1 : ca;
+    for (I t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const I bx = t % tx * 32, ba = t / tx % ta * 32, o = t / tx / ta;
+        const I chunk0 = o * co + ba * ca + bx * cx, coded0 = o * dn + ba * da + bx;
+        const I src0 = GATHER ? chunk0 : coded0, dst0 = GATHER ? coded0 : chunk0;
+        /* the other axis's strides on each side: x's on the chunk, a's on the coded array */
+        const I ss = GATHER ? cx : da, sw = GATHER ? da : cx;
         for (unsigned r = threadIdx.y; r < 32; r += 8) {
-            const uint64_t a = ba * 32 + (GATHER ? threadIdx.x : r);
-            const uint64_t x = bx * 32 + (GATHER ? r : threadIdx.x);
-            if (a < m.n[A] && x < m.n[2])
-                tile_s[GATHER ? r : threadIdx.x][GATHER ? threadIdx.x : r] =
-                    src[at(a, x, GATHER)];
+            const I a = ba + (GATHER ? threadIdx.x : r), x = bx + (GATHER ? r : threadIdx.x);
+            if (a < na && x < nx)
+                tile_s[r][threadIdx.x] = src[src0 + r * ss + threadIdx.x * rs];
         }
         __syncthreads();
         for (unsigned r = threadIdx.y; r < 32; r += 8) {
-            const uint64_t a = ba * 32 + (GATHER ? r : threadIdx.x);
-            const uint64_t x = bx * 32 + (GATHER ? threadIdx.x : r);
-            if (a < m.n[A] && x < m.n[2])
-                dst[at(a, x, !GATHER)] = tile_s[GATHER ? threadIdx.x : r][GATHER ? r : threadIdx.x];
+            const I a = ba + (GATHER ? r : threadIdx.x), x = bx + (GATHER ? threadIdx.x : r);
+            if (a < na && x < nx)
+                dst[dst0 + r * sw + threadIdx.x * rw] = tile_s[threadIdx.x][r];
         }
         __syncthreads();
     }
@@ -192,11 +192,11 @@ __global__ void __launch_bounds__(HF_AXES_THREADS)
                             (uint64_t)gridDim.x * blockDim.x);
 }
 
-template <typename T, bool GATHER>
+template <typename T, bool GATHER, typename I>
 __global__ void __launch_bounds__(256)
     hf_axes_tile_kernel(const hf_axes_map m, unsigned A, const T *src, T *dst)
 {
-    hf_axes_tiles<T, GATHER>(m, A, src, dst);
+    hf_axes_tiles<T, GATHER, I>(m, A, src, dst);
 }
 
 /* Chunks copied together: grid layer blockIdx.z a chunk, 32 x 8 threads a CTA, each chunk's
@@ -212,8 +212,10 @@ __global__ void __launch_bounds__(256)
         hf_axes_rows<T, GATHER>(m, g.n, (const T *)j.src, (T *)j.dst,
                                 blockIdx.x * 256ull + threadIdx.y * 32 + threadIdx.x,
                                 gridDim.x * 256ull);
+    else if (g.n <= UINT32_MAX)
+        hf_axes_tiles<T, GATHER, uint32_t>(m, A, (const T *)j.src, (T *)j.dst);
     else
-        hf_axes_tiles<T, GATHER>(m, A, (const T *)j.src, (T *)j.dst);
+        hf_axes_tiles<T, GATHER, uint64_t>(m, A, (const T *)j.src, (T *)j.dst);
 }
 
 /* Grid-stride copies: enough CTAs to fill the GPU, no more than the items (a small chunk's copy
@@ -242,10 +244,15 @@ static void hf_axes_copy_as(const hf_geom *g, unsigned axes, int gather, const v
     }
     const unsigned grid = hf_axes_grid(hf_axes_items(m, A, g->n), most);
     const dim3 block(32, 8);
-    if (gather)
-        hf_axes_tile_kernel<T, true><<<grid, block, 0, s>>>(m, A, in, out);
+    const bool narrow = g->n <= UINT32_MAX;
+    if (gather && narrow)
+        hf_axes_tile_kernel<T, true, uint32_t><<<grid, block, 0, s>>>(m, A, in, out);
+    else if (gather)
+        hf_axes_tile_kernel<T, true, uint64_t><<<grid, block, 0, s>>>(m, A, in, out);
+    else if (narrow)
+        hf_axes_tile_kernel<T, false, uint32_t><<<grid, block, 0, s>>>(m, A, in, out);
     else
-        hf_axes_tile_kernel<T, false><<<grid, block, 0, s>>>(m, A, in, out);
+        hf_axes_tile_kernel<T, false, uint64_t><<<grid, block, 0, s>>>(m, A, in, out);
 }
 
 cudaError_t hf_axes_launch_copy(const hf_geom *g, unsigned axes, int is_f32, int gather,
