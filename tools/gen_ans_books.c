@@ -294,12 +294,16 @@ int main(int argc, char **argv)
             freq[k++] = B->freq[t];
     }
     printf("/* The ANS form's built-in tables of format version 6 (docs/FORMAT.md, \"ANS form\"):\n"
-           " * book s (1..HF_ANS_BOOKS) covers tokens 0..HF_ANS_BOOK_M[s - 1] - 1, every one used,\n"
-           " * with frequencies HF_ANS_BOOK_FREQ from HF_ANS_BOOK_START[s - 1] adding up to 2^14.\n"
-           " * Written by tools/gen_ans_books.c from the Nyx-like fields; part of the format, never to\n"
+           " * book s (1..HF_ANS_BOOKS) covers tokens 0..HF_ANS_BOOK_M[s - 1] - 1, every one"
+           " used,\n"
+           " * with frequencies HF_ANS_BOOK_FREQ from HF_ANS_BOOK_START[s - 1] adding up to"
+           " 2^14.\n"
+           " * Written by tools/gen_ans_books.c from the Nyx-like fields; part of the format,"
+           " never to\n"
            " * change. */\n"
            "#ifndef H5ZGPU_HUFF_ANS_BOOKS_H\n#define H5ZGPU_HUFF_ANS_BOOKS_H\n\n"
-           "#define HF_ANS_BOOKS %uu\n#define HF_ANS_BOOK_MOST %uu   /* the longest book's tokens */\n",
+           "#define HF_ANS_BOOKS %uu\n"
+           "#define HF_ANS_BOOK_MOST %uu   /* the longest book's tokens */\n",
            BOOKS, most);
     print_array("HF_ANS_BOOK_M", ms, BOOKS);
     print_array("HF_ANS_BOOK_START", start, BOOKS);

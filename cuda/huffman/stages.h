@@ -48,7 +48,8 @@ typedef struct hf_enc_plan {
 } hf_enc_plan;
 
 /* Device state of the ANS form (ans_encode.cu): the encoder's counts, then each table's tokens,
- * built-in table, nibbles and packed entries (frequency | cumulative << 16), and what the sub-chunks took. */
+ * built-in table, nibbles and packed entries (frequency | cumulative << 16), and what the
+ * sub-chunks took. */
 typedef struct hf_ans_plan {
     unsigned ntab;
     unsigned m[HF_ANS_TABLES];

@@ -1,7 +1,7 @@
 /* The golden chunks: deterministic inputs and the parameters that compressed them. Each format
  * version is pinned by these forever (a case's name starts with its version, "v1_", "v2_",
- * "v3_", "v4_", "v5_", "v6_"): never change a case, add new ones. The cases of today's version also pin the
- * writer's bytes. */
+ * "v3_", "v4_", "v5_", "v6_"): never change a case, add new ones. The cases of today's version
+ * also pin the writer's bytes. */
 #ifndef H5ZGPU_GOLDEN_CASES_H
 #define H5ZGPU_GOLDEN_CASES_H
 
