@@ -3,21 +3,86 @@
  * against the Huffman forms by exact size and the payload's ANS sections. */
 #include "ans_device.cuh"
 
+/* An element's key into the counts at shared address h: the lanes holding lane 0's key take
+ * one add (most of a warp's keys are one on smooth fields), the others one each. Lane 0 is
+ * live when any lane is. */
+__device__ __forceinline__ void hf_ans_tally(uint32_t h, unsigned key, bool live)
+{
+    const unsigned k0 = __shfl_sync(FULL, key, 0);
+    const unsigned same = __ballot_sync(FULL, live && key == k0);
+    dv_shared_add(h + 4u * k0, (unsigned)__popc(same), (threadIdx.x & 31u) == 0 && same);
+    dv_shared_add(h + 4u * key, 1u, live && key != k0);
+}
+
+/* An element's key: its table (class c, the context of the next token nx) and its token. */
+__device__ __forceinline__ unsigned hf_ans_key(unsigned c, unsigned nx, unsigned tk, unsigned span)
+{
+    return hf_ans_table(c, hf_ans_context(nx)) * span + tk;
+}
+
+/* A whole tile's keys and counts, four consecutive elements a thread from one 8-byte load of
+ * tokens and one 8-byte store of keys, HF_ANS_BATCH loads in flight: a load an element left
+ * too few bytes in flight to cover the memory's latency (the kernel took the same time at
+ * every bound). Each warp takes its HF_SEG elements; the token after a lane's four is the
+ * next lane's first, the next load's for lane 31, and past the warp's batch one more load.
+ * The tile's elements and keys start 8-byte aligned (hf_ans_count_kernel checks). */
+#define HF_ANS_BATCH 8
+__device__ __forceinline__ void hf_ans_count_whole(const hf_enc_args &a, const hf_tile &T,
+                                                   const hf_ans_cls &cls, unsigned span,
+                                                   uint32_t h)
+{
+    const unsigned lane = threadIdx.x & 31u, e_beg = (threadIdx.x >> 5) * HF_SEG;
+    const uint2 *t4 = (const uint2 *)(a.b.tok + T.start + e_beg);
+    uint2 *k4 = (uint2 *)(a.b.ans_key + T.start + e_beg);
+    static_assert(HF_SEG % (4 * 32 * HF_ANS_BATCH) == 0 && HF_ANS_SUB % 4 == 0,
+                  "whole batches; sub-chunks end after a lane's fourth element");
+    for (unsigned r = 0; r < HF_SEG / (4 * 32 * HF_ANS_BATCH); r++) {
+        const unsigned g0 = 32 * HF_ANS_BATCH * r;   /* the batch's first load, in 4-groups */
+        uint2 c[HF_ANS_BATCH];
+#pragma unroll
+        for (unsigned k = 0; k < HF_ANS_BATCH; k++)
+            c[k] = t4[g0 + 32 * k + lane];
+        const uint64_t past = T.start + e_beg + 4 * (g0 + 32 * HF_ANS_BATCH);
+        const unsigned after = lane == 31 && past < a.g.n ? a.b.tok[past] : 0u;
+#pragma unroll
+        for (unsigned k = 0; k < HF_ANS_BATCH; k++) {
+            const unsigned tk[4] = {c[k].x & 0xFFFFu, c[k].x >> 16, c[k].y & 0xFFFFu,
+                                    c[k].y >> 16};
+            const unsigned lead =
+                __shfl_sync(FULL, k + 1 < HF_ANS_BATCH ? c[(k + 1) % HF_ANS_BATCH].x : 0u, 0);
+            const unsigned down = __shfl_down_sync(FULL, tk[0], 1);
+            const unsigned nx = lane < 31 ? down : k + 1 < HF_ANS_BATCH ? lead & 0xFFFFu : after;
+            const unsigned e = e_beg + 4 * (g0 + 32 * k + lane);
+            const uint64_t next = T.start + e + 4;   /* the fourth element's successor */
+            const bool ends = ((uint32_t)next & (HF_ANS_SUB - 1u)) == 0 || next >= a.g.n;
+            unsigned key[4];
+#pragma unroll
+            for (unsigned j = 0; j < 4; j++)
+                key[j] = hf_ans_key(cls.of(e + j), j < 3 ? tk[(j + 1) % 4] : ends ? 0u : nx,
+                                    tk[j], span);
+            k4[g0 + 32 * k + lane] = make_uint2(key[0] | key[1] << 16, key[2] | key[3] << 16);
+#pragma unroll
+            for (unsigned j = 0; j < 4; j++)
+                hf_ans_tally(h, key[j], true);
+        }
+    }
+}
+
 /* A CTA a run of tiles: their elements counted by (table, token) in shared memory, then added
  * to the plan's counts, and each element's key (table x 2R + token) kept for the encoder. A
  * table is the element's class and the context its successor in the tile-major order gives
- * (none past a sub-chunk's end). Most of a warp's 32 elements share lane 0's key: those take
- * one shared add, the others one each. */
-__global__ void __launch_bounds__(HF_THREADS) hf_ans_count_kernel(const hf_enc_args a_)
+ * (none past a sub-chunk's end). Whole tiles take hf_ans_count_whole; the others, and tiles
+ * whose rows are not powers of two, an element a thread. */
+__global__ void __launch_bounds__(HF_THREADS, 4) hf_ans_count_kernel(const hf_enc_args a_)
 {
     const hf_enc_args a = hf_enc_at(a_);
     extern __shared__ uint32_t h_s[];
+    const uint32_t h = (uint32_t)__cvta_generic_to_shared(h_s);
     hf_ans_plan *A = a.b.ans;
     const unsigned pred = a.b.plan->pred, span = 2 * a.R, ntab = hf_ans_tables_of(pred);
     for (unsigned k = threadIdx.x; k < ntab * span; k += blockDim.x)
         h_s[k] = 0;
     __syncthreads();
-    const unsigned lane = threadIdx.x & 31u;
     const uint16_t *tok = a.b.tok;
     for (uint64_t t = blockIdx.x; t < a.g.ntiles; t += gridDim.x) {
         hf_tile T;
@@ -25,6 +90,11 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ans_count_kernel(const hf_enc_a
         hf_ans_cls cls;
         const bool fast = hf_ans_cls_of(pred, T, &cls);   /* CTA-uniform */
         const unsigned tn = hf_tile_n(T);
+        if (fast && tn == HF_TILE_N &&
+            (((uintptr_t)(tok + T.start) | (uintptr_t)(a.b.ans_key + T.start)) & 7u) == 0) {
+            hf_ans_count_whole(a, T, cls, span, h);
+            continue;
+        }
         for (unsigned base = 0; base < tn; base += blockDim.x) {   /* CTA-uniform */
             const unsigned e = base + threadIdx.x;
             const bool live = e < tn;
@@ -39,17 +109,11 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ans_count_kernel(const hf_enc_a
                     hf_coords(T, e, &z, &y, &x);
                     c = hf_ans_class(pred, T.z0 + z, T.y0 + y, T.x0 + x);
                 }
-                const unsigned nx =
-                    (i + 1) % HF_ANS_SUB && i + 1 < a.g.n ? hf_ans_context(tok[i + 1]) : 0u;
-                key = hf_ans_table(c, nx) * span + tok[i];
+                const bool ends = (i + 1) % HF_ANS_SUB == 0 || i + 1 >= a.g.n;
+                key = hf_ans_key(c, ends ? 0u : tok[i + 1], tok[i], span);
                 a.b.ans_key[i] = (uint16_t)key;
             }
-            const unsigned k0 = __shfl_sync(FULL, key, 0);   /* lane 0 is live when any is */
-            const unsigned same = __ballot_sync(FULL, live && key == k0);
-            if (lane == 0 && same)
-                atomicAdd(&h_s[k0], (unsigned)__popc(same));
-            if (live && key != k0)
-                atomicAdd(&h_s[key], 1u);
+            hf_ans_tally(h, key, live);
         }
     }
     __syncthreads();
