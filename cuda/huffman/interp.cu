@@ -461,6 +461,47 @@ __device__ bool hf_ip_sampled_region(const hf_ip_args &a, unsigned b, unsigned g
     return true;
 }
 
+/* Level 1 decoding: the deltas of the region from (z0, y0, x0), clipped at (z1, y1, x1), into
+ * region_s's slots, four consecutive points a thread (one tile row: tiles' x edges are
+ * multiples of 4), every load issued before any is stored: one 16-byte load where the four
+ * line up. */
+template <int RZ, int RY, int RX>
+__device__ __forceinline__ void hf_ip_stage_deltas(const hf_ip_args &a, int z0, int y0, int x0,
+                                                   int z1, int y1, int x1, int32_t *region_s)
+{
+    constexpr int QUADS = RZ * RY * (RX / 4);
+    constexpr int N = (QUADS + HF_IP_LEVEL_THREADS - 1) / HF_IP_LEVEL_THREADS;
+    int4 q[N];
+#pragma unroll
+    for (int r = 0; r < N; r++) {
+        const hf_ip_slots<RY, RX / 4> sc(threadIdx.x + r * HF_IP_LEVEL_THREADS);
+        const int z = z0 + sc.kz, y = y0 + sc.ky, x = x0 + 4 * sc.kx;
+        q[r] = make_int4(0, 0, 0, 0);
+        if (!(z < z1 && y < y1 && x < x1))
+            continue;
+        const int32_t *d = a.delta + hf_ip_pos(a, (uint32_t)z, (uint32_t)y, (uint32_t)x);
+        const int nv = min(4, x1 - x);
+        if (nv == 4 && ((uintptr_t)d & 15u) == 0) {
+            q[r] = *(const int4 *)d;
+        } else {
+            q[r].x = d[0];
+            q[r].y = nv > 1 ? d[1] : 0;
+            q[r].z = nv > 2 ? d[2] : 0;
+            q[r].w = nv > 3 ? d[3] : 0;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < N; r++) {
+        const unsigned j = threadIdx.x + r * HF_IP_LEVEL_THREADS;
+        if (QUADS % HF_IP_LEVEL_THREADS && j >= (unsigned)QUADS)
+            break;
+        const hf_ip_slots<RY, RX / 4> sc(j);
+        const int s = hf_ip_rslot<RY, RX>(sc.kz, sc.ky, 4 * sc.kx);
+        *(int2 *)&region_s[s] = make_int2(q[r].x, q[r].z);
+        *(int2 *)&region_s[s + RX / 2] = make_int2(q[r].y, q[r].w);
+    }
+}
+
 template <typename T, bool ENCODE, bool LIN, int RZ, int RY, int RX, bool L1>
 __global__ void __launch_bounds__(HF_IP_LEVEL_THREADS)
     hf_ip_level_kernel(const hf_ip_args a_, unsigned hs_l, hf_ip_part part)
@@ -545,6 +586,19 @@ __global__ void __launch_bounds__(HF_IP_LEVEL_THREADS)
         }
         return in[z * sz + y * sy + ((uint32_t)x << hs)];
     };
+    /* Level 1 decoding: the region's deltas staged in region_s first, every load of the CTA in
+     * flight at once (a load a point in each pass left the passes waiting on memory); each
+     * point's code then replaces its delta in its slot. */
+    if constexpr (L1 && !ENCODE) {
+        hf_ip_stage_deltas<RZ, RY, RX>(a, z0, y0, x0, z1, y1, x1, region_s);
+        __syncthreads();
+    }
+    /* a delta of level 1 decoding: staged for a point of the region, else from global memory */
+    auto delta_at = [&](const uint32_t c[3], bool own) -> int32_t {
+        if (L1 && own)
+            return region_s[hf_ip_rslot<RY, RX>((int)c[0] - z0, (int)c[1] - y0, (int)c[2] - x0)];
+        return a.delta[hf_ip_pos(a, c[0], c[1], c[2])];
+    };
     /* whether a code this thread put in box_s fails hf_ip_small: the passes after a barrier that
      * finds none take the 32-bit cubic */
     bool big = false;
@@ -563,7 +617,7 @@ __global__ void __launch_bounds__(HF_IP_LEVEL_THREADS)
         big |= !hf_ip_small(u);
         if (L1 && y >= y0 && y < y1 && x >= x0 && x < x1)   /* in the region */
             keep(c, z, y, x, u,
-                 ENCODE ? a.delta2[k] : a.delta[hf_ip_pos(a, c[0], c[1], c[2])]);
+                 ENCODE ? a.delta2[k] : delta_at(c, true));
     }
     __syncthreads();
     /* pass z: z odd, y and x even in the box, neighbours from the coarser levels in global
@@ -579,7 +633,7 @@ __global__ void __launch_bounds__(HF_IP_LEVEL_THREADS)
             const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
             const bool own = y >= y0 && y < y1 && x >= x0 && x < x1;
             const T v = ENCODE ? value(z, y, x, own) : T(0);
-            int32_t d = ENCODE ? 0 : a.delta[hf_ip_pos(a, c[0], c[1], c[2])];
+            int32_t d = ENCODE ? 0 : delta_at(c, own);
             /* the even lattice's index of the point below, at z - 1 */
             const uint32_t below[3] = {(uint32_t)(z - 1) << hs, c[1], c[2]};
             const uint32_t k = hf_ip_uidx(a, below, 1u);
@@ -606,7 +660,7 @@ __global__ void __launch_bounds__(HF_IP_LEVEL_THREADS)
             const uint32_t c[3] = {(uint32_t)z << hs, (uint32_t)y << hs, (uint32_t)x << hs};
             const bool own = x >= x0 && x < x1;
             const T v = ENCODE ? value(z, y, x, own) : T(0);
-            int32_t d = ENCODE ? 0 : a.delta[hf_ip_pos(a, c[0], c[1], c[2])];
+            int32_t d = ENCODE ? 0 : delta_at(c, own);
             const int b = (kz * BY + MY + 1 + 2 * ky) * BXE + kx;
             const int32_t pred = hf_ip_predict_by(hf_ip_reach1((uint32_t)y, (uint32_t)ny),
                                                [&](int j) { return box_s[b + j * BXE]; },
@@ -638,11 +692,15 @@ __global__ void __launch_bounds__(HF_IP_LEVEL_THREADS)
             if (two)
                 v2 = value(z, y, x + 2, true);
         } else {
-            /* level 1's pair lies in one tile row */
-            const uint32_t pos = hf_ip_pos(a, c[0], c[1], c[2]);
-            d = a.delta[pos];
-            if (two)
-                d2 = a.delta[L1 ? pos + 2 : hf_ip_pos(a, c2[0], c2[1], c2[2])];
+            if (L1) {   /* staged: the pair side by side in the row's odd half */
+                const int2 p = *(const int2 *)&region_s[hf_ip_rslot<RY, RX>(kz, ky, x - x0)];
+                d = p.x;
+                d2 = p.y;
+            } else {
+                d = a.delta[hf_ip_pos(a, c[0], c[1], c[2])];
+                if (two)
+                    d2 = a.delta[hf_ip_pos(a, c2[0], c2[1], c2[2])];
+            }
         }
         const int b = (kz * BY + MY + ky) * BXE + 2 * kx;
         const int32_t pred = hf_ip_predict_by(hf_ip_reach1((uint32_t)x, (uint32_t)nx),
