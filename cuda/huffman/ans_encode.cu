@@ -25,7 +25,8 @@ __device__ __forceinline__ unsigned hf_ans_key(unsigned c, unsigned nx, unsigned
  * too few bytes in flight to cover the memory's latency (the kernel took the same time at
  * every bound). Each warp takes its HF_SEG elements; the token after a lane's four is the
  * next lane's first, the next load's for lane 31, and past the warp's batch one more load.
- * The tile's elements and keys start 8-byte aligned (hf_ans_count_kernel checks). */
+ * The tile starts at a multiple of 4 and its elements and keys 8-byte aligned
+ * (hf_ans_count_kernel checks): a sub-chunk ends only after a lane's fourth element. */
 #define HF_ANS_BATCH 8
 __device__ __forceinline__ void hf_ans_count_whole(const hf_enc_args &a, const hf_tile &T,
                                                    const hf_ans_cls &cls, unsigned span,
@@ -90,7 +91,7 @@ __global__ void __launch_bounds__(HF_THREADS, 4) hf_ans_count_kernel(const hf_en
         hf_ans_cls cls;
         const bool fast = hf_ans_cls_of(pred, T, &cls);   /* CTA-uniform */
         const unsigned tn = hf_tile_n(T);
-        if (fast && tn == HF_TILE_N &&
+        if (fast && tn == HF_TILE_N && (T.start & 3u) == 0 &&
             (((uintptr_t)(tok + T.start) | (uintptr_t)(a.b.ans_key + T.start)) & 7u) == 0) {
             hf_ans_count_whole(a, T, cls, span, h);
             continue;
