@@ -132,19 +132,34 @@ __device__ __forceinline__ int32_t hf_ip_predict_at(const hf_ip_args &a, const h
                          reach & HF_IP_P1 ? u[k + s] : 0, reach & HF_IP_P3 ? u[k + 3 * s] : 0);
 }
 
+/* The chunk's quantiser with what is known of it as constants the compiler folds: its element
+ * type, and with LIN the mode ABS or REL on format version 3's grid (pwrel 0, grid 1, fine
+ * QZ_FINE_BITS), which every encoding's quantiser (qz_init) and every decoding's but PWREL's
+ * and version 2's holds. */
+template <typename T, bool LIN>
+__device__ __forceinline__ qz_quant hf_ip_quant(const qz_quant &Q0)
+{
+    qz_quant Q = Q0;
+    Q.is_f32 = sizeof(T) == 4;
+    if (LIN) {
+        Q.pwrel = 0;
+        Q.grid = 1;
+        Q.fine = QZ_FINE_BITS;
+    }
+    return Q;
+}
+
 /* The code of an element against pred. Encoding quantises its value v (code_element of
  * huff_interp.c) into its delta or marker *d, and counts its cost when `counted` (the element
  * lies in a sampled tile and this CTA owns it: a neighbour another CTA owns is coded for its
- * code alone); LIN: the chunk's mode is ABS or REL, which lets the compiler drop PWREL's
- * branches. Decoding adds its delta *d (decode_element). */
+ * code alone). Decoding adds its delta *d (decode_element). LIN: hf_ip_quant's, which lets
+ * the compiler drop PWREL's branches and fold the grid's constants. */
 template <typename T, bool ENCODE, bool LIN = false>
 __device__ __forceinline__ int32_t hf_ip_code_element(const hf_ip_args &a, T v, int32_t pred,
                                                       bool counted, unsigned *cost, int32_t *d)
 {
     if (ENCODE) {
-        qz_quant Q = a.Q;
-        if (LIN)
-            Q.pwrel = 0;
+        const qz_quant Q = hf_ip_quant<T, LIN>(a.Q);
         /* without branches: a fill value's code is worked out, then dropped */
         int32_t k = 0, u = pred;
         const bool fill = qz_is_fill(&Q, dv_bits(v));
@@ -162,7 +177,8 @@ __device__ __forceinline__ int32_t hf_ip_code_element(const hf_ip_args &a, T v, 
         }
         return u;
     }
-    int64_t u = *d == HF_MARK_FILL ? pred : hf_ip_code(&a.Q, pred, *d);
+    const qz_quant Q = hf_ip_quant<T, LIN>(a.Q);
+    int64_t u = *d == HF_MARK_FILL ? pred : hf_ip_code(&Q, pred, *d);
     if (*d == HF_MARK_ESCAPE || u > HF_IP_UMAX || u < -HF_IP_UMAX) {
         atomicOr(&a.sc->corrupt, 1u);
         u = pred;
@@ -179,32 +195,33 @@ __device__ __forceinline__ int32_t hf_ip_result(int32_t u, int32_t d)
 }
 
 /* The decoded value's bits of a code u (the fill value's for HF_MARK_FILL): the value rounded
- * to T once, qz_reconstruct_at's. */
-template <typename T>
+ * to T once, qz_reconstruct_at's (LIN: hf_ip_quant's). */
+template <typename T, bool LIN>
 __device__ __forceinline__ uint64_t hf_ip_value_bits(const hf_ip_args &a, int32_t u)
 {
     if (u == HF_MARK_FILL)
         return a.Q.fill_bits;
-    return dv_bits((T)qz_reconstruct_wide(&a.Q, hf_ip_steps(&a.Q, u)));
+    const qz_quant Q = hf_ip_quant<T, LIN>(a.Q);
+    return dv_bits((T)qz_reconstruct_wide(&Q, hf_ip_steps(&Q, u)));
 }
 
 /* The decoded value of the element at raster index i from its code u (or HF_MARK_FILL). */
 template <typename T>
 __device__ __forceinline__ void hf_ip_put(const hf_ip_args &a, uint32_t i, int32_t u)
 {
-    dv_put_bits((T *)a.out, i, hf_ip_value_bits<T>(a, u));
+    dv_put_bits((T *)a.out, i, hf_ip_value_bits<T, false>(a, u));
 }
 
 /* The first nv (1..4) of four consecutive elements from raster index i: whole 16-byte stores
  * where they line up. */
-template <typename T>
+template <typename T, bool LIN>
 __device__ __forceinline__ void hf_ip_put4(const hf_ip_args &a, uint32_t i, const int32_t u[4],
                                            int nv)
 {
     uint64_t b[4];
 #pragma unroll
     for (int k = 0; k < 4; k++)
-        b[k] = k < nv ? hf_ip_value_bits<T>(a, u[k]) : 0;
+        b[k] = k < nv ? hf_ip_value_bits<T, LIN>(a, u[k]) : 0;
     T *out = (T *)a.out + i;
     if (nv == 4 && ((uintptr_t)out & 15u) == 0) {
         if (sizeof(T) == 4) {
@@ -749,7 +766,7 @@ __global__ void __launch_bounds__(HF_IP_LEVEL_THREADS)
         if (ENCODE)
             hf_ip_emit4(a, hf_ip_pos(a, (uint32_t)z, (uint32_t)y, (uint32_t)x), q, nv);
         else
-            hf_ip_put4<T>(a, z * sz + y * sy + (uint32_t)x, q, nv);
+            hf_ip_put4<T, LIN>(a, z * sz + y * sy + (uint32_t)x, q, nv);
     }
 }
 
@@ -931,8 +948,15 @@ cudaError_t hf_ip_launch_decode(const hf_dec_args &d, int sms, cudaStream_t s)
     a.sc = d.sc;
     a.dmany = d.many;
     a.count = d.count;
-    cudaError_t e = d.Q.is_f32 ? hf_ip_launch_passes<float, false>(a, s)
-                               : hf_ip_launch_passes<double, false>(a, s);
+    /* ABS and REL on format version 3's grid, the common chunks, get the level kernels that
+     * know it (hf_ip_quant) */
+    cudaError_t e;
+    if (!d.Q.pwrel && d.Q.grid && d.Q.fine == QZ_FINE_BITS)
+        e = d.Q.is_f32 ? hf_ip_launch_passes<float, false, true>(a, s)
+                       : hf_ip_launch_passes<double, false, true>(a, s);
+    else
+        e = d.Q.is_f32 ? hf_ip_launch_passes<float, false>(a, s)
+                       : hf_ip_launch_passes<double, false>(a, s);
     if (e != cudaSuccess)
         return e;
     unsigned grid = (unsigned)(sms > 0 ? sms : 1) * 4u / d.count;

@@ -67,7 +67,11 @@ __device__ void hf_quantise_tile(const hf_geom &g, const qz_quant &Q, const T *i
                                  uint32_t *verb_s)
 {
     using S = hf_shape<DIM>;
+    /* what every encoding's quantiser (qz_init) holds, as constants the compiler folds */
     qz_quant Qm = Q;
+    Qm.is_f32 = sizeof(T) == 4;
+    Qm.grid = 1;
+    Qm.fine = QZ_FINE_BITS;
     if (LIN)
         Qm.pwrel = 0;
     const unsigned tn = WHOLE ? S::Z * S::Y * S::X : hf_tile_n(tl), lane = threadIdx.x & 31u;
