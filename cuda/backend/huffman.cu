@@ -588,12 +588,14 @@ static h5zgpu_status dec_batch_arrays_need(hzc_ws *w, unsigned count, dec_batch_
 }
 
 /* Whether chunks x and y of a batch decoding go in one launch: the same coded shape, predictor,
- * radius and kernels (so the same shared memory and grids). */
+ * radius and kernels (so the same shared memory and grids), and the same element type, mode
+ * and format grid, which the kernels a launch picks may hold as constants. */
 static int same_launch(const hf_dec_args *x, const hf_dec_args *y)
 {
     return same_shape(&x->g, &y->g) && x->L.order == y->L.order &&
            x->L.radius == y->L.radius && x->ans.ntab == y->ans.ntab &&
-           hzc_huff_decode_kind(x) == hzc_huff_decode_kind(y);
+           hzc_huff_decode_kind(x) == hzc_huff_decode_kind(y) && x->Q.is_f32 == y->Q.is_f32 &&
+           x->Q.pwrel == y->Q.pwrel && x->Q.grid == y->Q.grid && x->Q.fine == y->Q.fine;
 }
 
 /* The bytes of a chunk's slot for its tables in a batch's upload: the Huffman decoder table, or

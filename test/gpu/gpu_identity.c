@@ -817,6 +817,64 @@ static void device_batch(void)
     }
 }
 
+/* A device batch decoding Huffman chunks of one shape written in different modes (REL, PWREL,
+ * ABS; a dataset whose filter settings changed holds such chunks), which share the decoder's
+ * launches: each must decode to the CPU's values, whichever mode comes first. The cube keeps
+ * the coded shape whatever axis order a chunk takes, and at this bound every chunk takes the
+ * interpolation and the ANS form (checked, so that the case keeps covering it). */
+static void mixed_batch(void)
+{
+    static const h5zgpu_mode modes[] = {H5ZGPU_MODE_REL, H5ZGPU_MODE_PWREL, H5ZGPU_MODE_ABS,
+                                        H5ZGPU_MODE_PWREL, H5ZGPU_MODE_REL, H5ZGPU_MODE_ABS};
+    enum { COUNT = sizeof modes / sizeof modes[0] };
+    h5zgpu_params p = {.codec = H5ZGPU_CODEC_HUFFMAN, .eb = 0.03, .dtype = H5ZGPU_FLOAT32,
+                       .rank = 3, .dims = {40, 40, 40}};
+    /* chunks 256 bytes apart on the device: their payloads start 4-aligned, as a launch that
+     * several chunks share needs */
+    const size_t raw = tu_count(&p) * 4, cap = (h5zgpu_compress_bound(&p) + 255) & ~(size_t)255;
+    uint8_t *h_in = malloc(raw), *h_c = malloc(COUNT * cap), *want = malloc(raw);
+    uint8_t *got = malloc(raw), *d_all = NULL;
+    const void *d_in[COUNT];
+    void *d_back[COUNT];
+    size_t len[COUNT], raws[COUNT], back_len[COUNT], done = 0;
+    int ok = h_in && h_c && want && got &&
+             cudaMalloc((void **)&d_all, COUNT * (cap + raw)) == cudaSuccess;
+    tu_expect(ok, "mixed batch: buffers");
+    for (size_t i = 0; ok && i < COUNT; i++) {
+        p.mode = modes[i];
+        fill(&p, TU_FIELD, 60 + i % 2, h_in);
+        h5zgpu_info info;
+        ok = h5zgpu_compress(&p, h_in, h_c + i * cap, cap, &len[i], &on_cpu) == H5ZGPU_OK &&
+             h5zgpu_chunk_info(h_c + i * cap, len[i], &info) == H5ZGPU_OK &&
+             cudaMemcpy(d_all + i * cap, h_c + i * cap, len[i], cudaMemcpyHostToDevice) ==
+                 cudaSuccess;
+        const uint8_t *pay = h_c + i * cap + info.header_len;
+        tu_expect(ok && info.codec == H5ZGPU_CODEC_HUFFMAN && pay[8] == 3 && pay[9] == 0,
+                  "mixed batch: chunk %zu (mode %u) is not an interpolation chunk of the ANS "
+                  "form", i, (unsigned)modes[i]);
+        d_in[i] = d_all + i * cap;
+        d_back[i] = d_all + COUNT * cap + i * raw;
+        raws[i] = raw;
+    }
+    h5zgpu_status st = ok ? h5zgpu_decompress_device_batch(COUNT, d_in, len, d_back, raws,
+                                                            back_len, 0, &done)
+                          : H5ZGPU_E_DEVICE;
+    tu_expect(st == H5ZGPU_OK && done == COUNT, "mixed batch: %s (%s)", h5zgpu_status_string(st),
+              h5zgpu_last_error());
+    for (size_t i = 0; st == H5ZGPU_OK && i < COUNT; i++) {
+        size_t l = 0;
+        const int same =
+            h5zgpu_decompress(h_c + i * cap, len[i], want, raw, &l, &on_cpu) == H5ZGPU_OK &&
+            back_len[i] == raw &&
+            cudaMemcpy(got, d_back[i], raw, cudaMemcpyDeviceToHost) == cudaSuccess &&
+            memcmp(got, want, raw) == 0;
+        tu_expect(same, "mixed batch: chunk %zu (mode %u) decodes unlike the CPU", i,
+                  (unsigned)modes[i]);
+    }
+    cudaFree(d_all);
+    free(h_in), free(h_c), free(want), free(got);
+}
+
 /* "1,2,0" into codecs[]. */
 static int parse_codecs(const char *s)
 {
@@ -866,6 +924,7 @@ int main(int argc, char **argv)
         fill_cases(small);
         limit_cases();
         device_batch();
+        mixed_batch();
         if (!small) {
             sampled_cases();
             coverage();
