@@ -133,10 +133,10 @@ h5zgpu_status h5zgpu_decompress_batch(size_t count, const void *const *in, const
  * bound (codec 1, modes ABS, REL, PWREL) are coded together: groups of up to 128 MiB of values,
  * each in one pass of launches (a few groups at once); so are Huffman chunks (codec 2, the same
  * modes) of up to 8 MiB of values, in groups of up to 64 MiB and 64 chunks, each stage launched
- * once for a group's chunks of one shape (decompressing: of one shape, predictor, radius and
- * stream kernel, whose payloads start 4-aligned). Other chunks go 8 or 16 in flight as above,
- * each on its own workspace stream. Either way the work waits for work the caller queued on the
- * legacy default stream, and the call returns when every output is ready. */
+ * once for a group's chunks of one shape (decompressing: of one shape, predictor, radius, stream
+ * kernel, mode and format grid, whose payloads start 4-aligned). Other chunks go 8 or 16 in flight
+ * as above, each on its own workspace stream. Either way the work waits for work the caller queued
+ * on the legacy default stream, and the call returns when every output is ready. */
 h5zgpu_status h5zgpu_compress_device_batch(const h5zgpu_params *p, size_t count,
                                            const void *const *d_in, void *const *d_out,
                                            const size_t *out_cap, size_t *out_len, int device,

@@ -112,8 +112,8 @@ h5zgpu_status hzc_huff_encode_batch(const hf_geom *g, const hzc_encode_args *a, 
 
 /* The Huffman payloads of count chunks of the geometry g (headers h[i], one element type) at
  * pay[i] decoded into out[i], all in device memory: those whose payloads start 4-aligned in
- * passes of launches, one for each coded shape, predictor, radius and stream kernel, the others
- * a call each.
+ * passes of launches, one for each coded shape, predictor, radius, stream kernel, mode and
+ * format grid, the others a call each.
  * each[i]: H5ZGPU_OK with sum[i] the checksum sum of its payload, or H5ZGPU_E_CORRUPT (or what
  * the head's parsing found); any other status fails the whole batch. */
 h5zgpu_status hzc_huff_decode_batch(const hf_geom *g, unsigned count, const hz_header *h,

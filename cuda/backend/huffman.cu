@@ -693,8 +693,8 @@ static void dec_parse_task(void *ctx, uint64_t k)
 }
 
 /* The payloads' heads in one download, parsed over the host's cores into pinned slots; the
- * chunks whose payloads are 4-aligned in passes of launches, one for each coded shape,
- * predictor, radius and kernels (a grid layer a chunk), with one checksum pass, one copy back
+ * chunks whose payloads are 4-aligned in passes of launches, one for each same_launch kind
+ * (a grid layer a chunk), with one checksum pass, one copy back
  * for the axis orders and one synchronisation; any other chunk a call. */
 h5zgpu_status hzc_huff_decode_batch(const hf_geom *g0, unsigned count, const hz_header *h,
                                     const void *const *pay, void *const *out, int device,

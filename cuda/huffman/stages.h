@@ -138,12 +138,12 @@ typedef struct hf_enc_args {
     unsigned count;
 } hf_enc_args;
 
-/* The arguments of every decoding kernel: the chunk, its quantiser, the payload's parts (L) at
- * in, the Huffman decoder table or the ANS form's tables, the deltas (n int32, 2n for an
- * interpolated payload), the sub-chunks' offsets, the output and the call's counters. Chunks
- * decoded together (count of one coded shape, predictor, radius and stream kernel) take grid
- * layer blockIdx.z each, their own arguments at many[z] (device memory); one chunk alone has
- * many NULL and count 1. */
+/* The arguments of every decoding kernel: the chunk, its quantiser, the payload's parts (L) at in,
+ * the Huffman decoder table or the ANS form's tables, the deltas (n int32, 2n for an interpolated
+ * payload), the sub-chunks' offsets, the output and the call's counters. Chunks decoded together
+ * (count of one coded shape, predictor, radius, stream kernel and quantiser constants) take grid
+ * layer blockIdx.z each, their own arguments at many[z] (device memory); one chunk alone has many
+ * NULL and count 1. */
 typedef struct hf_dec_args {
     hf_geom g;
     qz_quant Q;
