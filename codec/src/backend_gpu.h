@@ -75,7 +75,8 @@ typedef struct hzc_decode_args {
 
 /* Fixed-length payload, statistics, quantiser and encoding all on the device. The chunk is
  * coded with the fill layout only when it holds fill elements (r->held_fill and fill_bits, set
- * even when the payload does not fit). H5ZGPU_E_OUTPUT_TOO_SMALL when the payload needs more than a->cap. */
+ * even when the payload does not fit). H5ZGPU_E_OUTPUT_TOO_SMALL when the payload needs more
+ * than a->cap. */
 h5zgpu_status hzc_fixed_encode(const fl_geom *g, const hzc_encode_args *a, hzc_encode_result *r);
 
 /* The fixed-length payloads of count chunks of the geometry g in one pass of launches: chunk i's

@@ -393,7 +393,9 @@ static void fill_layout(const h5zgpu_params *p, int pat, double blob, uint64_t s
             break;
         case FP_BLOBS: is_fill = in_blob; break;
         case FP_ALL: is_fill = 1; break;
-        case FP_CORNERS: is_fill = (x % 4 == 0 && y % 4 == 0 && z % 4 == 0) || mix(i) % 7 == 0; break;
+        case FP_CORNERS:
+            is_fill = (x % 4 == 0 && y % 4 == 0 && z % 4 == 0) || mix(i) % 7 == 0;
+            break;
         case FP_SPECIAL:
             is_fill = in_blob;
             if (!in_blob && i % 11 == 0)
