@@ -126,7 +126,8 @@ static h5zgpu_status encode_many(const fl_geom *g, const hzc_encode_args *a, uns
     CK(cudaMemsetAsync(w->status.p, 0, count * lb_words * sizeof(unsigned long long), c.s),
        "reset of the look-back status");
     CK(cudaMemsetAsync(E.sc, 0, count * sizeof(hzc_scalars), c.s), "reset of the counters");
-    CK(fl_launch_encode(g, a->is_f32, E.jobs, one, count, E.sc, c.s),
+    CK(fl_launch_encode(g, a->is_f32, a->mode == H5ZGPU_MODE_PWREL, E.jobs, one, count, E.sc,
+                        c.s),
        "launch of the compression kernel");
     CK(fl_launch_assemble(E.jobs, one, count, cap, E.sc, w->sms, c.s),
        "launch of the assembly kernel");
@@ -223,6 +224,7 @@ static h5zgpu_status decode_many(const fl_geom *g, unsigned count, const hz_head
     const uint64_t raw = g->nz * g->ny * g->nx * (is_f32 ? 4u : 8u), lb_words = 2 * g->ntiles;
     uint64_t most = 0, staged = 0, at;
     unsigned k = 0;   /* the chunks launched: those whose payload holds its tables */
+    int lin = 1;      /* all of them ABS or REL on version 3's grid (fl_launch_decode) */
     uint8_t *d_in = NULL, *fin;
     /* host copies: their places and lengths */
     void **moves = (void **)malloc(count * sizeof *moves);
@@ -279,6 +281,7 @@ static h5zgpu_status decode_many(const fl_geom *g, unsigned count, const hz_head
         qz_decoder(&J->Q, h[i].mode, h[i].eb_abs, is_f32, h[i].version);
         J->Q.has_fill = (h[i].flags & HZ_FLAG_FILL) != 0;
         J->Q.fill_bits = h[i].fill_bits;
+        lin &= !J->Q.pwrel && J->Q.grid && J->Q.fine == QZ_FINE_BITS;
         J->in = src;
         J->len = h[i].payload_len;
         J->out = out_dev ? out[i] : fin + i * raw;
@@ -310,7 +313,7 @@ static h5zgpu_status decode_many(const fl_geom *g, unsigned count, const hz_head
             CK(hzc_launch_checksum_batch(D.spans, k, most, FL_OFF_MASKS / 4, g->ntiles, D.sc,
                                          w->sms, c.s),
                "launch of the checksum kernel");
-        CK(fl_launch_decode(g, is_f32, D.jobs, one, k, D.sc, c.s),
+        CK(fl_launch_decode(g, is_f32, lin, D.jobs, one, k, D.sc, c.s),
            "launch of the decompression kernel");
         if ((st = hzc_sync_many(&c, D.hsc, D.sc, k)) != H5ZGPU_OK)
             goto done;

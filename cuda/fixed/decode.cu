@@ -1,6 +1,7 @@
 /* The fixed-length decoder: a CTA a tile reads its masks and headers, finds its payload through
  * the decoupled look-back, and rebuilds each block in registers by prefix sums (Lorenzo, chain,
  * planar) or diagonal by diagonal (mean), checking every length and code as fixed_cpu.c does. */
+#include "../common/quant_known.cuh"
 #include "fixed_device.cuh"
 
 /* The elements of each of a block's diagonals past the first (x + y + z = 1, 2, ...), in
@@ -128,7 +129,8 @@ struct dec_args {
  * 8-byte boundary whatever the corner's width. */
 #define STAGE_BYTES (8u + HDR_CODED_MAX)
 
-template <typename T, int DIM, bool MANY, typename I>
+/* LIN: every chunk is ABS or REL on format version 3's grid (qz_decoding). */
+template <typename T, int DIM, bool MANY, typename I, bool LIN>
 __global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
     fl_dec_tile_kernel(const dec_args a)
 {
@@ -232,7 +234,7 @@ __global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
     if (bad_s)
         return;
 
-    const qz_quant Q = Q_s;
+    const qz_quant Q = qz_decoding<T, LIN>(Q_s);
     const unsigned pred = pred_s & ~FL_TILE_CORNER_DELTA, delta = pred_s >> 7;
     T *out = (T *)J.out;
     int64_t *q = q_s[warp];
@@ -345,33 +347,35 @@ __global__ void __launch_bounds__(FL_THREADS, FL_DEC_CTAS_PER_SM)
     }
 }
 
-template <typename T, int DIM, typename I>
+template <typename T, int DIM, typename I, bool LIN>
 static void decode_in(const dec_args &a, unsigned count, cudaStream_t s)
 {
     if (count == 1)
-        fl_dec_tile_kernel<T, DIM, false, I><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
+        fl_dec_tile_kernel<T, DIM, false, I, LIN><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
     else
-        fl_dec_tile_kernel<T, DIM, true, I>
+        fl_dec_tile_kernel<T, DIM, true, I, LIN>
             <<<(unsigned)(count * a.g.ntiles), FL_THREADS, 0, s>>>(a);
 }
 
 template <typename T, int DIM>
-static void decode_as(const dec_args &a, unsigned count, cudaStream_t s)
+static void decode_as(const dec_args &a, unsigned count, bool lin, cudaStream_t s)
 {
     if (fl_pos32(a.g))
-        decode_in<T, DIM, uint32_t>(a, count, s);
+        lin ? decode_in<T, DIM, uint32_t, true>(a, count, s)
+            : decode_in<T, DIM, uint32_t, false>(a, count, s);
     else
-        decode_in<T, DIM, uint64_t>(a, count, s);
+        lin ? decode_in<T, DIM, uint64_t, true>(a, count, s)
+            : decode_in<T, DIM, uint64_t, false>(a, count, s);
 }
 
-cudaError_t fl_launch_decode(const fl_geom *g, int is_f32, const fl_dec_job *jobs,
+cudaError_t fl_launch_decode(const fl_geom *g, int is_f32, int lin, const fl_dec_job *jobs,
                              const fl_dec_job *one, unsigned count, hzc_scalars *sc,
                              cudaStream_t s)
 {
     dec_args a = {*g, jobs, sc, one ? *one : fl_dec_job()};
-    static void (*const table[2][3])(const dec_args &, unsigned, cudaStream_t) = {
+    static void (*const table[2][3])(const dec_args &, unsigned, bool, cudaStream_t) = {
         {decode_as<double, 1>, decode_as<double, 2>, decode_as<double, 3>},
         {decode_as<float, 1>, decode_as<float, 2>, decode_as<float, 3>}};
-    table[is_f32 ? 1 : 0][g->dim - 1](a, one ? 1 : count, s);
+    table[is_f32 ? 1 : 0][g->dim - 1](a, one ? 1 : count, lin != 0, s);
     return cudaGetLastError();
 }

@@ -3,6 +3,7 @@
  * payload and sums it. Every value comes from the inline functions of the CPU reference
  * (quant.h, fixed_common.h), so the bytes match fixed_cpu.c exactly; the predictions of blocks
  * without fill elements are the same values in 32-bit arithmetic (predict_narrow.cuh). */
+#include "../common/quant_known.cuh"
 #include "predict_narrow.cuh"
 
 /* q[e] - prediction, in the CPU's wrap-safe arithmetic; 0 outside the chunk. */
@@ -84,7 +85,8 @@ struct enc_args {
     fl_enc_job one;
 };
 
-template <typename T, int DIM, bool MANY, typename I>
+/* LIN: the chunks' mode is ABS or REL (qz_encoding). */
+template <typename T, int DIM, bool MANY, typename I, bool LIN>
 __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
     fl_enc_tile_kernel(const enc_args a)
 {
@@ -115,7 +117,7 @@ __global__ void __launch_bounds__(FL_THREADS, FL_ENC_CTAS_PER_SM)
     hzc_scalars *sc = a.sc + chunk;
     const T *in = (const T *)J.in;
     const unsigned nb = (unsigned)min((uint64_t)FL_TILE, g.nblocks - b0);
-    const qz_quant Q = J.Q;
+    const qz_quant Q = qz_encoding<T, LIN>(J.Q);
 
     /* Pass A: quantise each block; its residual statistics under every predictor. The warp's
      * loads are issued together, before any of them is used. */
@@ -406,33 +408,35 @@ cudaError_t fl_launch_assemble(const fl_enc_job *jobs, const fl_enc_job *one, un
     return cudaGetLastError();
 }
 
-template <typename T, int DIM, typename I>
+template <typename T, int DIM, typename I, bool LIN>
 static void encode_in(const enc_args &a, unsigned count, cudaStream_t s)
 {
     if (count == 1)
-        fl_enc_tile_kernel<T, DIM, false, I><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
+        fl_enc_tile_kernel<T, DIM, false, I, LIN><<<(unsigned)a.g.ntiles, FL_THREADS, 0, s>>>(a);
     else
-        fl_enc_tile_kernel<T, DIM, true, I>
+        fl_enc_tile_kernel<T, DIM, true, I, LIN>
             <<<(unsigned)(count * a.g.ntiles), FL_THREADS, 0, s>>>(a);
 }
 
 template <typename T, int DIM>
-static void encode_as(const enc_args &a, unsigned count, cudaStream_t s)
+static void encode_as(const enc_args &a, unsigned count, bool pwrel, cudaStream_t s)
 {
     if (fl_pos32(a.g))
-        encode_in<T, DIM, uint32_t>(a, count, s);
+        pwrel ? encode_in<T, DIM, uint32_t, false>(a, count, s)
+              : encode_in<T, DIM, uint32_t, true>(a, count, s);
     else
-        encode_in<T, DIM, uint64_t>(a, count, s);
+        pwrel ? encode_in<T, DIM, uint64_t, false>(a, count, s)
+              : encode_in<T, DIM, uint64_t, true>(a, count, s);
 }
 
-cudaError_t fl_launch_encode(const fl_geom *g, int is_f32, const fl_enc_job *jobs,
+cudaError_t fl_launch_encode(const fl_geom *g, int is_f32, int pwrel, const fl_enc_job *jobs,
                              const fl_enc_job *one, unsigned count, hzc_scalars *sc,
                              cudaStream_t s)
 {
     enc_args a = {*g, jobs, sc, one ? *one : fl_enc_job()};
-    static void (*const table[2][3])(const enc_args &, unsigned, cudaStream_t) = {
+    static void (*const table[2][3])(const enc_args &, unsigned, bool, cudaStream_t) = {
         {encode_as<double, 1>, encode_as<double, 2>, encode_as<double, 3>},
         {encode_as<float, 1>, encode_as<float, 2>, encode_as<float, 3>}};
-    table[is_f32 ? 1 : 0][g->dim - 1](a, one ? 1 : count, s);
+    table[is_f32 ? 1 : 0][g->dim - 1](a, one ? 1 : count, pwrel != 0, s);
     return cudaGetLastError();
 }

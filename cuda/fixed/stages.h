@@ -29,8 +29,9 @@ typedef struct fl_enc_job {
  * predictors) and block headers into its tab, block payloads into its pay, tile offsets
  * through its look-back words; sc[c].nhdr_total and bytes_total get chunk c's totals
  * (sc[0].ticket numbers the tiles of all). The jobs are the count at jobs (device memory), or
- * the one at one (host memory; count is then 1). */
-cudaError_t fl_launch_encode(const fl_geom *g, int is_f32, const fl_enc_job *jobs,
+ * the one at one (host memory; count is then 1). pwrel: the chunks' mode is PWREL (else ABS or
+ * REL, every chunk alike). */
+cudaError_t fl_launch_encode(const fl_geom *g, int is_f32, int pwrel, const fl_enc_job *jobs,
                              const fl_enc_job *one, unsigned count, hzc_scalars *sc,
                              cudaStream_t s);
 
@@ -50,8 +51,9 @@ typedef struct fl_dec_job {
 } fl_dec_job;
 
 /* Decodes count payloads, given sc[c].nhdr_total (the checksum pass's count of chunk c's block
- * headers); an invalid payload sets its sc[c].corrupt. Jobs as fl_launch_encode's. */
-cudaError_t fl_launch_decode(const fl_geom *g, int is_f32, const fl_dec_job *jobs,
+ * headers); an invalid payload sets its sc[c].corrupt. lin: every chunk's mode is ABS or REL
+ * and its format version 3 or later. Jobs as fl_launch_encode's. */
+cudaError_t fl_launch_decode(const fl_geom *g, int is_f32, int lin, const fl_dec_job *jobs,
                              const fl_dec_job *one, unsigned count, hzc_scalars *sc,
                              cudaStream_t s);
 

@@ -677,7 +677,7 @@ cudaError_t hf_ip_launch_decode(const hf_dec_args &d, int sms, cudaStream_t s)
     a.dmany = d.many;
     a.count = d.count;
     /* ABS and REL on format version 3's grid, the common chunks, get the level kernels that
-     * know it (hf_ip_quant) */
+     * know it (qz_decoding) */
     cudaError_t e;
     if (!d.Q.pwrel && d.Q.grid && d.Q.fine == QZ_FINE_BITS)
         e = d.Q.is_f32 ? hf_ip_launch_passes<float, false, true>(a, s)

@@ -4,6 +4,7 @@
 #ifndef H5ZGPU_CUDA_HUFF_INTERP_ELEMENT_CUH
 #define H5ZGPU_CUDA_HUFF_INTERP_ELEMENT_CUH
 
+#include "../common/quant_known.cuh"
 #include "huff_device.cuh"
 
 /* Chunks the Huffman codec writes hold fewer than 2^32 elements, so every coordinate, raster
@@ -128,34 +129,17 @@ __device__ __forceinline__ int32_t hf_ip_predict_at(const hf_ip_args &a, const h
                          reach & HF_IP_P1 ? u[k + s] : 0, reach & HF_IP_P3 ? u[k + 3 * s] : 0);
 }
 
-/* The chunk's quantiser with what is known of it as constants the compiler folds: its element
- * type, and with LIN the mode ABS or REL on format version 3's grid (pwrel 0, grid 1, fine
- * QZ_FINE_BITS), which every encoding's quantiser (qz_init) and every decoding's but PWREL's
- * and version 2's holds. */
-template <typename T, bool LIN>
-__device__ __forceinline__ qz_quant hf_ip_quant(const qz_quant &Q0)
-{
-    qz_quant Q = Q0;
-    Q.is_f32 = sizeof(T) == 4;
-    if (LIN) {
-        Q.pwrel = 0;
-        Q.grid = 1;
-        Q.fine = QZ_FINE_BITS;
-    }
-    return Q;
-}
-
 /* The code of an element against pred. Encoding quantises its value v (code_element of
  * huff_interp.c) into its delta or marker *d, and counts its cost when `counted` (the element
  * lies in a sampled tile and this CTA owns it: a neighbour another CTA owns is coded for its
- * code alone). Decoding adds its delta *d (decode_element). LIN: hf_ip_quant's, which lets
- * the compiler drop PWREL's branches and fold the grid's constants. */
+ * code alone). Decoding adds its delta *d (decode_element). LIN: the quantiser's constants
+ * known (quant_known.cuh). */
 template <typename T, bool ENCODE, bool LIN = false>
 __device__ __forceinline__ int32_t hf_ip_code_element(const hf_ip_args &a, T v, int32_t pred,
                                                       bool counted, unsigned *cost, int32_t *d)
 {
     if (ENCODE) {
-        const qz_quant Q = hf_ip_quant<T, LIN>(a.Q);
+        const qz_quant Q = qz_encoding<T, LIN>(a.Q);
         /* without branches: a fill value's code is worked out, then dropped */
         int32_t k = 0, u = pred;
         const bool fill = qz_is_fill(&Q, dv_bits(v));
@@ -173,7 +157,7 @@ __device__ __forceinline__ int32_t hf_ip_code_element(const hf_ip_args &a, T v, 
         }
         return u;
     }
-    const qz_quant Q = hf_ip_quant<T, LIN>(a.Q);
+    const qz_quant Q = qz_decoding<T, LIN>(a.Q);
     int64_t u = *d == HF_MARK_FILL ? pred : hf_ip_code(&Q, pred, *d);
     if (*d == HF_MARK_ESCAPE || u > HF_IP_UMAX || u < -HF_IP_UMAX) {
         atomicOr(&a.sc->corrupt, 1u);
@@ -191,13 +175,13 @@ __device__ __forceinline__ int32_t hf_ip_result(int32_t u, int32_t d)
 }
 
 /* The decoded value's bits of a code u (the fill value's for HF_MARK_FILL): the value rounded
- * to T once, qz_reconstruct_at's (LIN: hf_ip_quant's). */
+ * to T once, qz_reconstruct_at's (LIN: qz_decoding's). */
 template <typename T, bool LIN>
 __device__ __forceinline__ uint64_t hf_ip_value_bits(const hf_ip_args &a, int32_t u)
 {
     if (u == HF_MARK_FILL)
         return a.Q.fill_bits;
-    const qz_quant Q = hf_ip_quant<T, LIN>(a.Q);
+    const qz_quant Q = qz_decoding<T, LIN>(a.Q);
     return dv_bits((T)qz_reconstruct_wide(&Q, hf_ip_steps(&Q, u)));
 }
 

@@ -2,6 +2,7 @@
  * for the chosen predictor a token per element, a CTA a tile (dual quantisation and Lorenzo
  * deltas, or the interpolation's deltas that interp.cu wrote), with the tile's histogram and its
  * outlier and verbatim lists placed in element order by the decoupled look-back. */
+#include "../common/quant_known.cuh"
 #include "huff_device.cuh"
 
 /* Deltas are 32-bit (hf_zigzag32): |p| < 2^28, so every partial sum of a Lorenzo prediction's
@@ -67,13 +68,7 @@ __device__ void hf_quantise_tile(const hf_geom &g, const qz_quant &Q, const T *i
                                  uint32_t *verb_s)
 {
     using S = hf_shape<DIM>;
-    /* what every encoding's quantiser (qz_init) holds, as constants the compiler folds */
-    qz_quant Qm = Q;
-    Qm.is_f32 = sizeof(T) == 4;
-    Qm.grid = 1;
-    Qm.fine = QZ_FINE_BITS;
-    if (LIN)
-        Qm.pwrel = 0;
+    const qz_quant Qm = qz_encoding<T, LIN>(Q);
     const unsigned tn = WHOLE ? S::Z * S::Y * S::X : hf_tile_n(tl), lane = threadIdx.x & 31u;
     const uint32_t nx = (uint32_t)g.nx, plane = (uint32_t)(g.ny * g.nx);
     const T *tin = in + hf_index(g, tl, 0, 0, 0);
