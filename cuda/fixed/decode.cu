@@ -29,6 +29,17 @@ template <int DIM> __device__ __forceinline__ const block_diagonals<DIM> &diagon
         return diagonals_2d;
 }
 
+/* The mean predictor's value (fl_predict_at's, mod 2^64) from the sum of an element's k
+ * neighbours: floor((sum + k / 2) / k) as fl_floor_div gives it for k = 2 and 3, else the sum.
+ * Without branches: a diagonal's lanes have different k, and each branch ran for all of them. */
+__device__ __forceinline__ uint64_t mean_wide(uint64_t sum, unsigned k)
+{
+    const int64_t s = (int64_t)(sum + (k >> 1));
+    const int64_t q = s / 3;   /* truncated; floor one lower where a remainder is negative */
+    const int64_t d3 = q - (s - 3 * q < 0);
+    return k == 3 ? (uint64_t)d3 : k == 2 ? (uint64_t)(s >> 1) : sum;
+}
+
 /* The mean predictor rounds, so its block decodes diagonal by diagonal: it reads only elements
  * of smaller x + y + z. q (shared) starts as the residuals and each diagonal's elements, a lane
  * each, add their predictions in place. r holds the lane's two residuals; s gets its codes. */
@@ -43,9 +54,16 @@ __device__ __forceinline__ void by_diagonals(int64_t *q, const int64_t *r, uint6
     __syncwarp();
     for (unsigned d = 0; d < D.N; d++) {
         if (lane < D.n[d]) {
-            const unsigned e = D.e[d][lane];
-            q[e] = (int64_t)((uint64_t)q[e] + (uint64_t)fl_predict(FL_PRED_MEAN, S::BY, S::BX,
-                                                                     q, e));
+            const unsigned e = D.e[d][lane], x = e % S::BX, y = (e / S::BX) % S::BY,
+                           z = e / (S::BX * S::BY);
+            uint64_t sum = 0;
+            if (x)
+                sum += (uint64_t)q[e - 1];
+            if (y)
+                sum += (uint64_t)q[e - S::BX];
+            if (z)
+                sum += (uint64_t)q[e - S::BX * S::BY];
+            q[e] = (int64_t)((uint64_t)q[e] + mean_wide(sum, (x > 0) + (y > 0) + (z > 0)));
         }
         __syncwarp();
     }

@@ -13,10 +13,15 @@
 
 #include "fixed_device.cuh"
 
-/* floor(s / d) for d = 2 or 3 (fl_floor_div's value), s within the int32 range. */
-__device__ __forceinline__ int32_t floor_div_narrow(int32_t s, unsigned d)
+/* The mean predictor's value from the sum of an element's k neighbours (fl_predict_at's):
+ * floor((sum + k / 2) / k) for k = 2 and 3, fl_floor_div's value, else the sum. Without
+ * branches: a warp's lanes have all three k, and each branch ran for all of them. */
+__device__ __forceinline__ uint32_t mean_narrow(uint32_t sum, unsigned k)
 {
-    return d == 2 ? s >> 1 : (s >= 0 ? s / 3 : -((-(s + 1)) / 3) - 1);
+    const int32_t s = (int32_t)(sum + (k >> 1));
+    const int32_t q = s / 3;   /* truncated; floor one lower where a remainder is negative */
+    const int32_t d3 = q - (s - 3 * q < 0);
+    return k == 3 ? (uint32_t)d3 : k == 2 ? (uint32_t)(s >> 1) : sum;
 }
 
 /* Element e's neighbours inside its block (q: the block's codes), 0 outside: x-1, y-1, z-1 and
@@ -53,10 +58,7 @@ __device__ __forceinline__ int32_t predict_narrow(unsigned pred, const nbrs_narr
     if (pred == FL_PRED_LORENZO) {
         p = n.a + n.b + n.c - n.ab - n.ac - n.bc + n.abc;
     } else if (pred == FL_PRED_MEAN) {
-        const unsigned k = (x > 0) + (y > 0) + (z > 0);
-        p = n.a + n.b + n.c;
-        if (k > 1)
-            p = (uint32_t)floor_div_narrow((int32_t)(p + k / 2), k);
+        p = mean_narrow(n.a + n.b + n.c, (x > 0) + (y > 0) + (z > 0));
     } else if (pred == FL_PRED_CHAIN || (x == 0 && y == 0)) {
         p = chain;
     } else {   /* planar */
