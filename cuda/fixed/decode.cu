@@ -35,9 +35,9 @@ template <int DIM> __device__ __forceinline__ const block_diagonals<DIM> &diagon
 __device__ __forceinline__ uint64_t mean_wide(uint64_t sum, unsigned k)
 {
     const int64_t s = (int64_t)(sum + (k >> 1));
-    const int64_t q = s / 3;   /* truncated; floor one lower where a remainder is negative */
-    const int64_t d3 = q - (s - 3 * q < 0);
-    return k == 3 ? (uint64_t)d3 : k == 2 ? (uint64_t)(s >> 1) : sum;
+    const uint64_t m = (uint64_t)(s >> 63);   /* all ones below 0, where floor(s / 3) is */
+    const uint64_t d3 = ((uint64_t)s ^ m) / 3u ^ m;   /* -(~s / 3) - 1, in unsigned division */
+    return k == 3 ? d3 : k == 2 ? (uint64_t)(s >> 1) : sum;
 }
 
 /* The mean predictor rounds, so its block decodes diagonal by diagonal: it reads only elements

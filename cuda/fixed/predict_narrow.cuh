@@ -19,9 +19,9 @@
 __device__ __forceinline__ uint32_t mean_narrow(uint32_t sum, unsigned k)
 {
     const int32_t s = (int32_t)(sum + (k >> 1));
-    const int32_t q = s / 3;   /* truncated; floor one lower where a remainder is negative */
-    const int32_t d3 = q - (s - 3 * q < 0);
-    return k == 3 ? (uint32_t)d3 : k == 2 ? (uint32_t)(s >> 1) : sum;
+    const uint32_t m = (uint32_t)(s >> 31);   /* all ones below 0, where floor(s / 3) is */
+    const uint32_t d3 = ((uint32_t)s ^ m) / 3u ^ m;   /* -(~s / 3) - 1, in unsigned division */
+    return k == 3 ? d3 : k == 2 ? (uint32_t)(s >> 1) : sum;
 }
 
 /* Element e's neighbours inside its block (q: the block's codes), 0 outside: x-1, y-1, z-1 and
