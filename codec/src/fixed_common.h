@@ -57,6 +57,18 @@ HZ_HD int64_t fl_floor_div(int64_t s, int64_t d)
     return s >= 0 ? s / d : -((-(s + 1)) / d) - 1;
 }
 
+/* The mean predictor's value from the sum (mod 2^64) of an element's k neighbours inside its
+ * block: floor((sum + k / 2) / k) as fl_floor_div gives it for k = 2 and 3, else the sum.
+ * Without branches, for loops over elements of different k: floor(s / 3) is the unsigned
+ * division of s or of its complement, ((s ^ m) / 3) ^ m with m the mask of s's sign. */
+HZ_HD uint64_t fl_mean_round(uint64_t sum, unsigned k)
+{
+    const int64_t s = (int64_t)(sum + (k >> 1));
+    const uint64_t m = (uint64_t)(s >> 63);
+    const uint64_t third = ((uint64_t)s ^ m) / 3u ^ m;
+    return k == 3 ? third : k == 2 ? (uint64_t)(s >> 1) : sum;
+}
+
 /* Prediction of element e of a block from the elements before it (q holds the block's codes in
  * block order; positions outside the block count as 0). residual = q[e] - prediction. */
 HZ_HD int64_t fl_predict_at(unsigned pred, unsigned by, unsigned bx, const int64_t *q, unsigned z,

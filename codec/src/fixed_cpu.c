@@ -534,14 +534,33 @@ static h5zgpu_status read_block(const uint8_t *p, unsigned hdr, int64_t r[FL_BLO
 }
 
 /* The mean's codes from the residuals r, element by element: it rounds, so its codes are not
- * sums of the residuals. */
+ * sums of the residuals. fl_predict_at's values, with the block shape a constant and the
+ * rounding without branches (fl_mean_round). */
+HZ_INLINE void reconstruct_mean_in(unsigned bz, unsigned by, unsigned bx, const int64_t *r,
+                                   int64_t *q)
+{
+    for (unsigned z = 0, e = 0; z < bz; z++)
+        for (unsigned y = 0; y < by; y++)
+            for (unsigned x = 0; x < bx; x++, e++) {
+                uint64_t sum = 0;
+                if (x)
+                    sum += (uint64_t)q[e - 1];
+                if (y)
+                    sum += (uint64_t)q[e - bx];
+                if (z)
+                    sum += (uint64_t)q[e - bx * by];
+                q[e] = (int64_t)((uint64_t)r[e] + fl_mean_round(sum, (x > 0) + (y > 0) + (z > 0)));
+            }
+}
+
 static void reconstruct_mean(const fl_geom *g, const int64_t *r, int64_t *q)
 {
-    for (unsigned z = 0, e = 0; z < g->bz; z++)
-        for (unsigned y = 0; y < g->by; y++)
-            for (unsigned x = 0; x < g->bx; x++, e++)
-                q[e] = (int64_t)((uint64_t)r[e] +
-                                 (uint64_t)fl_predict_at(FL_PRED_MEAN, g->by, g->bx, q, z, y, x));
+    if (g->dim == 3)
+        reconstruct_mean_in(4, 4, 4, r, q);
+    else if (g->dim == 2)
+        reconstruct_mean_in(1, 8, 8, r, q);
+    else
+        reconstruct_mean_in(1, 1, 64, r, q);
 }
 
 /* fl_reconstruct_sums with the block shape of each dimensionality a constant, compiled for each

@@ -29,17 +29,6 @@ template <int DIM> __device__ __forceinline__ const block_diagonals<DIM> &diagon
         return diagonals_2d;
 }
 
-/* The mean predictor's value (fl_predict_at's, mod 2^64) from the sum of an element's k
- * neighbours: floor((sum + k / 2) / k) as fl_floor_div gives it for k = 2 and 3, else the sum.
- * Without branches: a diagonal's lanes have different k, and each branch ran for all of them. */
-__device__ __forceinline__ uint64_t mean_wide(uint64_t sum, unsigned k)
-{
-    const int64_t s = (int64_t)(sum + (k >> 1));
-    const uint64_t m = (uint64_t)(s >> 63);   /* all ones below 0, where floor(s / 3) is */
-    const uint64_t d3 = ((uint64_t)s ^ m) / 3u ^ m;   /* -(~s / 3) - 1, in unsigned division */
-    return k == 3 ? d3 : k == 2 ? (uint64_t)(s >> 1) : sum;
-}
-
 /* The mean predictor rounds, so its block decodes diagonal by diagonal: it reads only elements
  * of smaller x + y + z. q (shared) starts as the residuals and each diagonal's elements, a lane
  * each, add their predictions in place. r holds the lane's two residuals; s gets its codes. */
@@ -63,7 +52,7 @@ __device__ __forceinline__ void by_diagonals(int64_t *q, const int64_t *r, uint6
                 sum += (uint64_t)q[e - S::BX];
             if (z)
                 sum += (uint64_t)q[e - S::BX * S::BY];
-            q[e] = (int64_t)((uint64_t)q[e] + mean_wide(sum, (x > 0) + (y > 0) + (z > 0)));
+            q[e] = (int64_t)((uint64_t)q[e] + fl_mean_round(sum, (x > 0) + (y > 0) + (z > 0)));
         }
         __syncwarp();
     }
