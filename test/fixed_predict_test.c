@@ -3,8 +3,9 @@
  * definition (fixed_common.h), for every element of every block shape, on codes a quantiser
  * gives (within 2^28, its limits included), with the residuals' magnitudes; the CPU decoder's
  * reconstruction by sums (fixed_sums.h) against element-by-element reconstruction with
- * fl_predict_at, on residuals of any int64 value (a damaged payload's); and fl_floor_div
- * against floor division in 128-bit arithmetic. */
+ * fl_predict_at, on residuals of any int64 value (a damaged payload's); fl_floor_div against
+ * floor division in 128-bit arithmetic; and fl_mean_round, the decoders' mean without branches,
+ * against fl_predict_at's rounding for sums of any int64 value. */
 #include "fixed_narrow.h"
 #include "fixed_sums.h"
 #include "util.h"
@@ -106,6 +107,18 @@ int main(void)
         }
         tu_expect(misses == 0, "fl_floor_div by %lld: %u values differ from floor", (long long)d,
                   misses);
+    }
+    for (unsigned k = 0; k <= 3; k++) {
+        unsigned misses = 0;
+        for (unsigned i = 0; i < sizeof edges / sizeof *edges + 100000; i++) {
+            const uint64_t sum = i < sizeof edges / sizeof *edges ? (uint64_t)edges[i]
+                                                                   : next_random();
+            /* fl_predict_at's mean: the sum, or floor((sum + k/2) / k) for two or three */
+            const uint64_t want =
+                k > 1 ? (uint64_t)fl_floor_div((int64_t)(sum + k / 2), k) : sum;
+            misses += fl_mean_round(sum, k) != want;
+        }
+        tu_expect(misses == 0, "fl_mean_round with %u neighbours: %u sums differ", k, misses);
     }
     return tu_done("fixed_predict_test");
 }
