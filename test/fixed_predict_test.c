@@ -42,7 +42,9 @@ int main(void)
                 /* the limits, codes near them, small codes, any code within them */
                 switch (t % 4) {
                 case 0: q[e] = r % 2 ? lim : -lim; break;
-                case 1: q[e] = (r % 2 ? lim : -lim) + (int64_t)((r >> 1) % 5) * (r % 2 ? -1 : 1); break;
+                case 1:
+                    q[e] = (r % 2 ? lim : -lim) + (int64_t)((r >> 1) % 5) * (r % 2 ? -1 : 1);
+                    break;
                 case 2: q[e] = (int64_t)((r >> 2) % 9) - 4; break;
                 default: q[e] = (int64_t)((r >> 2) % (2 * (uint64_t)lim + 1)) - lim; break;
                 }
