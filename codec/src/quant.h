@@ -49,6 +49,13 @@ typedef struct qz_quant {
     double exact;
 } qz_quant;
 
+/* Whether Q decodes on format version 3's grid in the linear domain (ABS or REL): what the
+ * CUDA decoders' kernels with those constants folded in require (qz_decoding). */
+HZ_HD int qz_linear_v3(const qz_quant *Q)
+{
+    return !Q->pwrel && Q->grid && Q->fine == QZ_FINE_BITS;
+}
+
 /* Whether an element, given by its bits, is the fill value. */
 HZ_HD int qz_is_fill(const qz_quant *Q, uint64_t bits)
 {

@@ -281,7 +281,7 @@ static h5zgpu_status decode_many(const fl_geom *g, unsigned count, const hz_head
         qz_decoder(&J->Q, h[i].mode, h[i].eb_abs, is_f32, h[i].version);
         J->Q.has_fill = (h[i].flags & HZ_FLAG_FILL) != 0;
         J->Q.fill_bits = h[i].fill_bits;
-        lin &= !J->Q.pwrel && J->Q.grid && J->Q.fine == QZ_FINE_BITS;
+        lin &= qz_linear_v3(&J->Q);
         J->in = src;
         J->len = h[i].payload_len;
         J->out = out_dev ? out[i] : fin + i * raw;

@@ -22,8 +22,8 @@ __device__ __forceinline__ qz_quant qz_encoding(const qz_quant &Q)
     return K;
 }
 
-/* LIN here: ABS or REL on version 3's grid (pwrel 0, grid 1, fine QZ_FINE_BITS), which every
- * decoding but PWREL's and versions 1-2's holds. */
+/* LIN here: ABS or REL on version 3's grid (qz_linear_v3), which every decoding but PWREL's
+ * and versions 1-2's holds. */
 template <typename T, bool LIN>
 __device__ __forceinline__ qz_quant qz_decoding(const qz_quant &Q)
 {

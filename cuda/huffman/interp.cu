@@ -679,7 +679,7 @@ cudaError_t hf_ip_launch_decode(const hf_dec_args &d, int sms, cudaStream_t s)
     /* ABS and REL on format version 3's grid, the common chunks, get the level kernels that
      * know it (qz_decoding) */
     cudaError_t e;
-    if (!d.Q.pwrel && d.Q.grid && d.Q.fine == QZ_FINE_BITS)
+    if (qz_linear_v3(&d.Q))
         e = d.Q.is_f32 ? hf_ip_launch_passes<float, false, true>(a, s)
                        : hf_ip_launch_passes<double, false, true>(a, s);
     else
