@@ -268,25 +268,32 @@ __device__ __forceinline__ void hf_tally4(hf_hist<PACKED, C> H, const unsigned (
         H.add(tk[k], 1u, true);
 }
 
+/* A whole tile's share of a warp in groups of 128 elements, four consecutive ones a lane: bit
+ * 4 g + j of a lane's marks stands for element e_beg + 128 g + 4 lane + j. */
+#define HF_SEG_GROUPS (HF_SEG / 128)
+static_assert(HF_SEG_GROUPS * 4 == 64, "a lane's marks in 64 bits");
+
 /* The token pass of a whole tile (hf_token_at's tokens and hf_tally's counts), four consecutive
  * elements a thread from one 16-byte load of each row a Lorenzo order reads: s_k sums the terms
  * of element k's column (its own, the row above, and for order 3 the plane before), and a delta
  * is s_k minus its left neighbour's s, which for the first of the four comes from the lane
- * before. Rows are whole multiples of four, and a warp's 128 elements start a row. Counts of
- * outliers and verbatim values are the thread's own. */
+ * before. Rows are whole multiples of four, and a warp's 128 elements start a row. The lane's
+ * outliers and verbatim values are marked in *om and *vm (HF_SEG_GROUPS). */
 template <int DIM>
 __device__ __forceinline__ void hf_whole_tokens(const hf_enc_args &a, const hf_tile &tl,
                                                 unsigned order, const int32_t *p_s,
                                                 const uint32_t *fill_s, const uint32_t *verb_s,
-                                                hf_hist<true> H, unsigned e_beg, unsigned e_end,
-                                                unsigned *n_out, unsigned *n_verb)
+                                                hf_hist<true> H, unsigned e_beg, uint64_t *om,
+                                                uint64_t *vm)
 {
     using S = hf_shape<DIM>;
     static_assert(S::X % 4 == 0 && (S::X * S::Y * S::Z) % (HF_WARPS * 128) == 0, "shares of rows");
     constexpr unsigned plane = S::Y * S::X;
     const unsigned lane = threadIdx.x & 31u, top = 2u * a.R - 2u;
     uint2 *tok = (uint2 *)(a.b.tok + tl.start);   /* whole tiles start at a multiple of 16 */
-    for (unsigned b = e_beg; b < e_end; b += 128) {
+    *om = *vm = 0;
+    for (unsigned g = 0; g < HF_SEG_GROUPS; g++) {
+        const unsigned b = e_beg + 128 * g;
         const unsigned e = b + 4 * lane, x = e % S::X, y = e / S::X % S::Y, z = e / plane;
         int4 s = *(const int4 *)(p_s + e);
         if (DIM >= 2 && order >= 2 && y) {
@@ -309,16 +316,18 @@ __device__ __forceinline__ void hf_whole_tokens(const hf_enc_args &a, const hf_t
         else if (!raster && x == 0)
             left = 0;
         const int32_t d[4] = {s.x - left, s.y - s.x, s.z - s.y, s.w - s.z};
-        const unsigned fm = fill_s[e >> 5] >> (e & 31u), vm = verb_s[e >> 5] >> (e & 31u);
-        unsigned tk[4];
+        const unsigned fm = fill_s[e >> 5] >> (e & 31u), vb = verb_s[e >> 5] >> (e & 31u);
+        unsigned tk[4], o = 0, v = 0;
 #pragma unroll
         for (unsigned k = 0; k < 4; k++) {
             const uint32_t zz = hf_zigzag32(d[k]);
             const bool fill = fm >> k & 1u;
             tk[k] = fill && d[k] == 0 ? HF_TOK_FILL : zz < top ? zz + 2u : HF_TOK_ESCAPE;
-            *n_out += tk[k] == HF_TOK_ESCAPE;
-            *n_verb += (vm >> k & 1u) || (fill && tk[k] != HF_TOK_FILL);
+            o |= (unsigned)(tk[k] == HF_TOK_ESCAPE) << k;
+            v |= (unsigned)((vb >> k & 1u) || (fill && tk[k] != HF_TOK_FILL)) << k;
         }
+        *om |= (uint64_t)o << 4 * g;
+        *vm |= (uint64_t)v << 4 * g;
         tok[e / 4] = make_uint2(tk[0] | tk[1] << 16, tk[2] | tk[3] << 16);
         hf_tally4(H, tk);
     }
@@ -404,6 +413,36 @@ __device__ __forceinline__ void hf_put_verb(const hf_enc_args &a, const hf_tile 
     }
 }
 
+/* The outliers and verbatim values a warp marked over its share of a whole tile (om, vm as
+ * HF_SEG_GROUPS says) into the lists in position order, by group, lane, then element, from list
+ * indices ko and kv on: an outlier with its delta delta(e), a verbatim value after verb(e). */
+template <typename T, typename D, typename V>
+__device__ __forceinline__ void hf_put_marked(const hf_enc_args &a, const hf_tile &tl,
+                                              unsigned e_beg, uint64_t om, uint64_t vm,
+                                              uint64_t ko, uint64_t kv, D delta, V verb)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    for (unsigned g = 0; g < HF_SEG_GROUPS; g++) {
+        const unsigned ob = (unsigned)(om >> 4 * g) & 15u, vb = (unsigned)(vm >> 4 * g) & 15u;
+        if (!__any_sync(FULL, ob | vb))
+            continue;
+        const unsigned io = dv_warp_incl((unsigned)__popc(ob));
+        const unsigned iv = dv_warp_incl((unsigned)__popc(vb));
+        uint64_t ok = ko + io - __popc(ob), vk = kv + iv - __popc(vb);
+        const unsigned e0 = e_beg + 4 * (32 * g + lane);
+        for (unsigned j = 0; j < 4; j++) {
+            if (ob >> j & 1u)
+                hf_put_out(a, tl, e0 + j, delta(e0 + j), ok++);
+            if (vb >> j & 1u) {
+                verb(e0 + j);
+                hf_put_verb<T>(a, tl, e0 + j, vk++);
+            }
+        }
+        ko += __shfl_sync(FULL, io, 31);
+        kv += __shfl_sync(FULL, iv, 31);
+    }
+}
+
 /* What the token kernels do once a tile's tokens are counted (but the interpolation's whole
  * tiles, which list the tokens they marked): hf_tile_tail, then the outliers and verbatim
  * values of the warp's share [e_beg, e_end) into the lists, where it has any (rare), found by
@@ -481,13 +520,26 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_enc_tokens_kernel(const hf_e
     __syncthreads();
 
     const unsigned e_beg = warp * HF_SEG, e_end = min(tn, e_beg + HF_SEG);
-    unsigned n_out = 0, n_verb = 0;
     if (whole) {
-        hf_whole_tokens<DIM>(a, tl, order, p_s, fill_s, verb_s, H, e_beg, e_end, &n_out, &n_verb);
-        n_out = __reduce_add_sync(FULL, n_out);
-        n_verb = __reduce_add_sync(FULL, n_verb);
+        /* the marked elements alone are listed: at 1e-4 most warps have an outlier */
+        uint64_t om, vm, ko, kv;
+        hf_whole_tokens<DIM>(a, tl, order, p_s, fill_s, verb_s, H, e_beg, &om, &vm);
+        const unsigned n_out = __reduce_add_sync(FULL, __popcll(om));
+        const unsigned n_verb = __reduce_add_sync(FULL, __popcll(vm));
+        if (!hf_tile_tail<hf_hist<true>>(a, t, n_out, n_verb, hist_s, &ko, &kv))   /* warp-uniform */
+            return;
+        hf_put_marked<T>(
+            a, tl, e_beg, om, vm, ko, kv,
+            [&](unsigned e) {
+                unsigned z, y, x;
+                hf_coords(tl, e, &z, &y, &x);
+                return hf_delta32(p_s, order, tl.ex, tl.ey * tl.ex, z, y, x, e);
+            },
+            [](unsigned) {});
+        return;
     }
-    for (unsigned b = e_beg; !whole && b < e_end; b += 32) {   /* an edge tile */
+    unsigned n_out = 0, n_verb = 0;
+    for (unsigned b = e_beg; b < e_end; b += 32) {   /* an edge tile */
         const unsigned e = b + lane;
         unsigned tk = 0xFFFFFFFFu;
         bool is_out = false, is_verb = false;
@@ -537,10 +589,9 @@ __global__ void __launch_bounds__(HF_THREADS, 8) hf_enc_ip_tokens_kernel(const h
     const unsigned e_beg = warp * HF_SEG, e_end = min(hf_tile_n(tl), e_beg + HF_SEG);
     unsigned n_out = 0, n_verb = 0;
     if (hf_tile_n(tl) == HF_TILE_N) {   /* whole: it starts at a multiple of 16 */
-        /* four tokens a lane, one 8-byte load, in groups of 32 loads a warp: bit 4 g + j of
-         * om (vm) says whether token j of the lane's load in group g is an outlier (verbatim) */
-        constexpr unsigned groups = HF_SEG / (4 * 32);
-        static_assert(groups == 2 * HF_IP_BATCH, "two rounds of loads, 64 bits of marks");
+        /* four tokens a lane, one 8-byte load, in groups of 32 loads a warp, its outliers and
+         * verbatim values marked in om and vm (HF_SEG_GROUPS) */
+        static_assert(HF_SEG_GROUPS == 2 * HF_IP_BATCH, "two rounds of loads, a group each");
         const uint2 *t4 = (const uint2 *)(tok + e_beg);
         uint64_t om = 0, vm = 0;
 #pragma unroll
@@ -570,26 +621,9 @@ __global__ void __launch_bounds__(HF_THREADS, 8) hf_enc_ip_tokens_kernel(const h
         uint64_t ko, kv;
         if (!hf_tile_tail<hf_ip_hist>(a, t, n_out, n_verb, hist_s, &ko, &kv))   /* warp-uniform */
             return;
-        /* the marked tokens into the lists in position order: by group, lane, then token */
-        for (unsigned g = 0; g < groups; g++) {
-            const unsigned ob = (unsigned)(om >> 4 * g) & 15u, vb = (unsigned)(vm >> 4 * g) & 15u;
-            if (!__any_sync(FULL, ob | vb))
-                continue;
-            const unsigned io = dv_warp_incl((unsigned)__popc(ob));
-            const unsigned iv = dv_warp_incl((unsigned)__popc(vb));
-            uint64_t ok = ko + io - __popc(ob), vk = kv + iv - __popc(vb);
-            const unsigned e0 = e_beg + 4 * (32 * g + lane);
-            for (unsigned j = 0; j < 4; j++) {
-                if (ob >> j & 1u)
-                    hf_put_out(a, tl, e0 + j, delta[e0 + j], ok++);
-                if (vb >> j & 1u) {
-                    tok[e0 + j] = (uint16_t)tk_verb;
-                    hf_put_verb<T>(a, tl, e0 + j, vk++);
-                }
-            }
-            ko += __shfl_sync(FULL, io, 31);
-            kv += __shfl_sync(FULL, iv, 31);
-        }
+        hf_put_marked<T>(
+            a, tl, e_beg, om, vm, ko, kv, [&](unsigned e) { return delta[e]; },
+            [&](unsigned e) { tok[e] = (uint16_t)tk_verb; });
         return;
     }
     for (unsigned b0 = e_beg; b0 < e_end; b0 += 32 * HF_IP_BATCH) {   /* an edge tile */
