@@ -124,16 +124,19 @@ __host__ __device__ static unsigned hf_axes_row_axis(unsigned axes)
     return a[2] == 2 ? 2u : a[0] == 2 ? 0u : 1u;
 }
 
-/* The items of a copy: elements (rows) or 32 x 32 tiles. */
+/* The CTAs of 256 threads a copy has work for: a warp a row (hf_axes_rows) or a thread an
+ * element where both sides are rows, else a CTA a 32 x 32 tile. */
 __host__ __device__ static uint64_t hf_axes_items(const hf_axes_map &m, unsigned A, uint64_t n)
 {
-    return A == 2 ? n : m.n[1 - A] * ((m.n[A] + 31) / 32) * ((m.n[2] + 31) / 32);
+    if (A == 2)
+        return m.n[2] >= 32 ? (m.n[0] * m.n[1] + 7) / 8 : (n + 255) / 256;
+    return m.n[1 - A] * ((m.n[A] + 31) / 32) * ((m.n[2] + 31) / 32);
 }
 
 /* Elements first, first + step, ... of the coded array. */
 template <typename T, bool GATHER>
-__device__ void hf_axes_rows(const hf_axes_map &m, uint64_t total, const T *src, T *dst,
-                             uint64_t first, uint64_t step)
+__device__ void hf_axes_elements(const hf_axes_map &m, uint64_t total, const T *src, T *dst,
+                                 uint64_t first, uint64_t step)
 {
     for (uint64_t k = first; k < total; k += step) {
         const uint64_t x = k % m.n[2], r = k / m.n[2], y = r % m.n[1], z = r / m.n[1];
@@ -142,6 +145,31 @@ __device__ void hf_axes_rows(const hf_axes_map &m, uint64_t total, const T *src,
             dst[k] = src[i];
         else
             dst[i] = src[k];
+    }
+}
+
+/* The copy where both sides are rows, by the threads first, first + step, ... (consecutive
+ * thread numbers by warps, step a multiple of 32): a warp a row where rows are a warp long or
+ * longer, so that a row's start is worked out once, not each element's coordinates by 64-bit
+ * divisions, which made the copy issue-bound at half the device-to-device copy's speed; else
+ * element by element. */
+template <typename T, bool GATHER>
+__device__ void hf_axes_rows(const hf_axes_map &m, uint64_t total, const T *src, T *dst,
+                             uint64_t first, uint64_t step)
+{
+    const unsigned nx = (unsigned)m.n[2], lane = (unsigned)(first % 32);
+    if (nx < 32) {
+        hf_axes_elements<T, GATHER>(m, total, src, dst, first, step);
+        return;
+    }
+    const uint64_t rows = m.n[0] * m.n[1];
+    for (uint64_t r = first / 32; r < rows; r += step / 32) {
+        const uint64_t chunk0 = m.chunk(r / m.n[1], r % m.n[1], 0), coded0 = r * nx;
+        const T *s = src + (GATHER ? chunk0 : coded0);
+        T *d = dst + (GATHER ? coded0 : chunk0);
+#pragma unroll 4
+        for (unsigned x = lane; x < nx; x += 32)
+            d[x] = s[x];
     }
 }
 
@@ -235,7 +263,7 @@ static void hf_axes_copy_as(const hf_geom *g, unsigned axes, int gather, const v
     const T *in = (const T *)src;
     T *out = (T *)dst;
     if (A == 2) {
-        const unsigned grid = hf_axes_grid((g->n + HF_AXES_THREADS - 1) / HF_AXES_THREADS, most);
+        const unsigned grid = hf_axes_grid(hf_axes_items(m, A, g->n), most);
         if (gather)
             hf_axes_rows_kernel<T, true><<<grid, HF_AXES_THREADS, 0, s>>>(m, g->n, in, out);
         else
@@ -273,8 +301,7 @@ static void hf_axes_copy_many_as(const hf_geom *g, const hf_axes_job *hjobs,
     uint64_t items = 1;
     for (unsigned k = 0; k < count; k++) {
         const unsigned A = hf_axes_row_axis(hjobs[k].axes);
-        const uint64_t n = A == 2 ? (g->n + 255) / 256
-                                  : hf_axes_items(hf_axes_map_of(g, hjobs[k].axes), A, g->n);
+        const uint64_t n = hf_axes_items(hf_axes_map_of(g, hjobs[k].axes), A, g->n);
         items = n > items ? n : items;
     }
     const uint64_t most = (uint64_t)hf_grid(sms) * 4u / count;
