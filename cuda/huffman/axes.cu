@@ -148,11 +148,21 @@ __device__ void hf_axes_elements(const hf_axes_map &m, uint64_t total, const T *
     }
 }
 
+/* A row of `words` words of type W (16 bytes, or the element type) from s to d, by the lanes
+ * of a warp. */
+template <typename W>
+__device__ __forceinline__ void hf_axes_row(const void *s, void *d, unsigned words, unsigned lane)
+{
+#pragma unroll 4
+    for (unsigned x = lane; x < words; x += 32)
+        ((W *)d)[x] = ((const W *)s)[x];
+}
+
 /* The copy where both sides are rows, by the threads first, first + step, ... (consecutive
  * thread numbers by warps, step a multiple of 32): a warp a row where rows are a warp long or
  * longer, so that a row's start is worked out once, not each element's coordinates by 64-bit
- * divisions, which made the copy issue-bound at half the device-to-device copy's speed; else
- * element by element. */
+ * divisions, which made the copy issue-bound at half the device-to-device copy's speed; 16
+ * bytes a load where rows and both arrays allow it; else element by element. */
 template <typename T, bool GATHER>
 __device__ void hf_axes_rows(const hf_axes_map &m, uint64_t total, const T *src, T *dst,
                              uint64_t first, uint64_t step)
@@ -162,14 +172,18 @@ __device__ void hf_axes_rows(const hf_axes_map &m, uint64_t total, const T *src,
         hf_axes_elements<T, GATHER>(m, total, src, dst, first, step);
         return;
     }
+    /* every row starts at a multiple of nx on both sides (the chunk's strides are) */
+    constexpr unsigned V = 16 / sizeof(T);
+    const bool wide = nx % V == 0 && ((uintptr_t)src | (uintptr_t)dst) % 16 == 0;
     const uint64_t rows = m.n[0] * m.n[1];
     for (uint64_t r = first / 32; r < rows; r += step / 32) {
         const uint64_t chunk0 = m.chunk(r / m.n[1], r % m.n[1], 0), coded0 = r * nx;
         const T *s = src + (GATHER ? chunk0 : coded0);
         T *d = dst + (GATHER ? coded0 : chunk0);
-#pragma unroll 4
-        for (unsigned x = lane; x < nx; x += 32)
-            d[x] = s[x];
+        if (wide)
+            hf_axes_row<uint4>(s, d, nx / V, lane);
+        else
+            hf_axes_row<T>(s, d, nx, lane);
     }
 }
 
