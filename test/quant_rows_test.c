@@ -1,12 +1,12 @@
 /* The CPU's vectorised forms against the scalar functions they stand in for: the quantiser
  * over many values at once (quant_rows.h, huff_interp_rows.h) against hf_dq_code,
- * hf_ip_quantize and qz_quantize, the axis order's term (huff_axes_rows.h) against
- * hf_axes_term, and the costs' bit lengths (bitlen_rows.h) against hz_bitlen. The quantisers
- * are ABS and REL ones of both element types, offsets k0 from 0 to near 2^47, with values and
- * predictions of every kind: random, near the bound's and the fine zone's edges, on the fine
- * grid, NaN, infinities, zeros, subnormals and the largest magnitudes. Compiled as the codec's
- * files that use them are (no floating-point traps; vectorised clones where the platform has
- * them). */
+ * hf_ip_quantize and qz_quantize, REL's limits (qz_rel_limits) against qz_rel_limit, the axis
+ * order's term (huff_axes_rows.h) against hf_axes_term, and the costs' bit lengths
+ * (bitlen_rows.h) against hz_bitlen. The quantisers are ABS and REL ones of both element
+ * types, offsets k0 from 0 to near 2^47, with values and predictions of every kind: random,
+ * near the bound's and the fine zone's edges, on the fine grid, NaN, infinities, zeros,
+ * subnormals and the largest magnitudes. Compiled as the codec's files that use them are (no
+ * floating-point traps; vectorised clones where the platform has them). */
 #include "bitlen_rows.h"
 #include "huff_axes_rows.h"
 #include "huff_interp_rows.h"
@@ -182,7 +182,13 @@ int main(void)
                     for (unsigned j = 0; j < N; j++) {
                         x[j] = value_for(&Q, cases[c].lo, cases[c].hi);
                         pred[j] = prediction_for(&Q, x[j]);
-                        rel_lim[j] = qz_rel_limit(&Q, x[j]);
+                    }
+                    qz_rel_limits(&Q, N, x, rel_lim);
+                    for (unsigned j = 0; j < N; j++) {
+                        const double want = qz_rel_limit(&Q, x[j]);
+                        tu_expect(memcmp(&rel_lim[j], &want, sizeof want) == 0,
+                                  "case %u f32 %d keep %d: x %.17g: qz_rel_limits %.17g, "
+                                  "qz_rel_limit %.17g", c, f32, keep, x[j], rel_lim[j], want);
                     }
                     rows_of(&Q, x, pred, rel_lim, k, u, ok, q, qok, fq, fok);
                     for (unsigned j = 0; j < N; j++, compared++) {

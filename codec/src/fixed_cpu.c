@@ -97,8 +97,7 @@ static void load_block(const fl_geom *g, const qz_quant *Q, const void *in, uint
         int32_t q[FL_BLOCK];
         uint8_t ok[FL_BLOCK];
         if (Q->rel)
-            for (e = 0; e < FL_BLOCK; e++)
-                rel_lim[e] = qz_rel_limit(Q, v[e]);
+            qz_rel_limits(Q, FL_BLOCK, v, rel_lim);
         quantize_rows(Q, v, rel_lim, q, ok);
         for (e = 0; e < FL_BLOCK; e++) {
             k->q[e] = coded[e] ? q[e] : 0;

@@ -83,9 +83,9 @@ HZ_INLINE void quantise_group(const hf_enc *E, uint64_t i, unsigned n, int32_t *
         uint64_t bits;
         x[j] = hz_element(E->in, Q->is_f32, i + j, &bits);
         fill[j] = (uint8_t)qz_is_fill(Q, bits);
-        if (Q->rel)
-            rel_lim[j] = qz_rel_limit(Q, x[j]);
     }
+    if (Q->rel)
+        qz_rel_limits(Q, n, x, rel_lim);
     qz_quantize_rows(Q, n, x, rel_lim, HF_PMAX, p, ok);
     for (unsigned j = 0; j < n; j++) {
         kind[j] = fill[j] ? 1 : (ok[j] ? 0 : 2);

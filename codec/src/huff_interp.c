@@ -158,9 +158,9 @@ HZ_INLINE uint64_t code_group(ip_run *C, const ip_row *R, ip_cursor *K, uint64_t
         G->pred[j] = predict_at(C, R, x, i);
         G->x[j] = hz_element(C->in, Q->is_f32, i, &bits);
         G->fill[j] = (uint8_t)qz_is_fill(Q, bits);
-        if (Q->rel)
-            G->rel_lim[j] = qz_rel_limit(Q, G->x[j]);
     }
+    if (Q->rel)
+        qz_rel_limits(Q, n, G->x, G->rel_lim);
     hf_ip_quantize_rows(Q, n, G->x, G->pred, G->rel_lim, G->k, G->u, G->ok);
     uint64_t cost = 0;
     for (unsigned j = 0; j < n; j++) {

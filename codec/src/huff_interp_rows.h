@@ -19,7 +19,8 @@ HZ_INLINE void hf_ip_quantize_rows(const qz_quant *Q, unsigned n, const double *
     const double F = (double)(1u << QZ_FINE_BITS), k0F = hz_mul(L.k0, F);
     const double zone = (double)(1u << (QZ_FINE_ZONE + QZ_FINE_BITS));
     const int32_t half = 1 << (QZ_FINE_BITS - 1);
-    const double *lim_at = L.rel ? rel_lim : x;   /* a load in every mode: no branch */
+    /* read in every mode: a load under the mode's condition keeps GCC from vectorising */
+    const double *lim_at = L.rel ? rel_lim : x;
     for (unsigned j = 0; j < n; j++) {
         const double p = pred[j], xj = x[j];
         /* hf_ip_fine, and hf_ip_whole: floor((pred + 2^(fine-1)) / 2^fine), |pred| <= 2^30 */
@@ -36,7 +37,7 @@ HZ_INLINE void hf_ip_quantize_rows(const qz_quant *Q, unsigned n, const double *
         const double uu = hz_add(base, hz_mul(kk, F));
         const double v = hz_mul(hz_add(L.k0, hz_mul(uu, L.unit)), L.twoeb);
         const double r = L.f32 ? hz_to_f32(v) : v;
-        const double lim = L.rel ? lim_at[j] : L.eb;
+        const double lj = lim_at[j], lim = L.rel ? lj : L.eb;
         const int good = in & qz_accept_lane(&L, xj, ta, r, v, uu, F, lim);
         ok[j] = (uint8_t)good;
         k[j] = (int32_t)(good ? kk : 0.0);

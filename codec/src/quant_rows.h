@@ -27,6 +27,39 @@ static inline double qz_rel_limit(const qz_quant *Q, double x)
     return fmax(hz_sub(Q->eb, qz_prior_error(Q, x)), 0.0);
 }
 
+/* lim[j] = qz_rel_limit(Q, x[j]) for j < n. Float32 values in a loop the compiler vectorises:
+ * qz_lowbit's lowest set bit and width of the significand m (below 2^24) from the exponents of
+ * the floats that m & -m and m convert to exactly, qz_prior_error's power of two (an exponent
+ * within -150..131) built from its bits, and fmax by a comparison (the difference is never
+ * NaN: eb is finite). Float64 values one at a time. */
+HZ_INLINE void qz_rel_limits(const qz_quant *Q, unsigned n, const double *x, double *lim)
+{
+    if (!Q->is_f32) {
+        for (unsigned j = 0; j < n; j++)
+            lim[j] = qz_rel_limit(Q, x[j]);
+        return;
+    }
+    const double eb = Q->eb;
+    const int fine = Q->keep ? (int)Q->fine : 0;
+    for (unsigned j = 0; j < n; j++) {
+        const float f = (float)x[j];
+        uint32_t b, bl, bm;
+        memcpy(&b, &f, 4);
+        const uint32_t e = b >> 23 & 0xFFu, m = (b & 0x7FFFFFu) | (e ? 0x800000u : 0u);
+        const float fl = (float)(int32_t)(m & (0u - m)), fm = (float)(int32_t)m;
+        memcpy(&bl, &fl, 4);
+        memcpy(&bm, &fm, 4);
+        const int tz = (int)(bl >> 23) - 127, width = (int)(bm >> 23) - 126;
+        const int low = (e ? (int)e - 150 : -149) + tz;
+        const int p = low - 1 + (width - tz <= QZ_FINE_SIGBITS ? fine : 0);
+        const uint64_t pb = (uint64_t)(int64_t)(p + 1023) << 52;
+        double prior;
+        memcpy(&prior, &pb, 8);
+        const double y = hz_sub(eb, (b & 0x7FFFFFFFu) ? prior : INFINITY);
+        lim[j] = y > 0.0 ? y : 0.0;
+    }
+}
+
 /* The quantiser's fields in locals: a loop's stores could otherwise alias them. */
 typedef struct qz_lanes {
     double k0, inv2eb, twoeb, eb, fine_step, unit;
@@ -74,14 +107,15 @@ HZ_INLINE void qz_quantize_rows(const qz_quant *Q, unsigned n, const double *x,
                                     const double *rel_lim, double pmax, int32_t *q, uint8_t *ok)
 {
     const qz_lanes L = qz_lanes_of(Q);
-    const double *lim_at = L.rel ? rel_lim : x;   /* a load in every mode: no branch */
+    /* read in every mode: a load under the mode's condition keeps GCC from vectorising */
+    const double *lim_at = L.rel ? rel_lim : x;
     for (unsigned j = 0; j < n; j++) {
         const double xj = x[j], ta = hz_mul(xj, L.inv2eb), t = hz_sub(ta, L.k0);
         const int in = (ta <= QZ_TMAX) & (ta >= -QZ_TMAX) & (t <= QZ_QMAX) & (t >= -QZ_QMAX);
         const double r = rint(in ? t : 0.0);
         const double v = hz_mul(hz_add(L.k0, r), L.twoeb);
         const double rv = L.f32 ? hz_to_f32(v) : v;
-        const double lim = L.rel ? lim_at[j] : L.eb;
+        const double lj = lim_at[j], lim = L.rel ? lj : L.eb;
         const int good = in & qz_accept_lane(&L, xj, ta, rv, v, r, 1.0, lim) &
                          (r <= pmax) & (r >= -pmax);
         ok[j] = (uint8_t)good;
