@@ -1,11 +1,11 @@
 /* The CPU's vectorised forms against the scalar functions they stand in for: the quantiser
  * over many values at once (quant_rows.h, huff_interp_rows.h) against hf_dq_code,
  * hf_ip_quantize and qz_quantize, REL's limits (qz_rel_limits) against qz_rel_limit, the axis
- * order's term (huff_axes_rows.h) against hf_axes_term, and the costs' bit lengths
- * (bitlen_rows.h) against hz_bitlen. The quantisers are ABS and REL ones of both element
- * types, offsets k0 from 0 to near 2^47, with values and predictions of every kind: random,
- * near the bound's and the fine zone's edges, on the fine grid, NaN, infinities, zeros,
- * subnormals and the largest magnitudes. Compiled as the codec's files that use them are (no
+ * order's term (huff_axes_rows.h) against hf_axes_term, the costs' bit lengths (bitlen_rows.h)
+ * against hz_bitlen, and a slice's statistics (qz_stats_rows_f32) against a scalar pass. The
+ * quantisers are ABS and REL ones of both element types, offsets k0 from 0 to near 2^47, with
+ * values and predictions of every kind: random, near the bound's and the fine zone's edges, on
+ * the fine grid, NaN, infinities, zeros, subnormals and the largest magnitudes. Compiled as the codec's files that use them are (no
  * floating-point traps; vectorised clones where the platform has them). */
 #include "bitlen_rows.h"
 #include "huff_axes_rows.h"
@@ -131,6 +131,77 @@ static unsigned long long check_bitlens(void)
     return compared;
 }
 
+HZ_CPU_CLONES static int stats_of(const uint32_t *w, unsigned n, int has_fill, uint32_t fb,
+                                  int *seen, double *lo, double *hi, qz_census *census)
+{
+    return qz_stats_rows_f32(w, 0, n, has_fill, fb, seen, lo, hi, census);
+}
+
+/* qz_stats_rows_f32 against one scalar pass with qz_stats_cpu's rules: fill elements and NaNs
+ * counted, the first NaN's bits, the extremes of the finite values, the first of equal ones. */
+static unsigned long long check_stats(void)
+{
+    static const uint32_t special[] = {0x7FC00000u, 0xFFC00001u, 0x7F800001u, 0x7F800000u,
+                                       0xFF800000u, 0x00000000u, 0x80000000u, 0x00000001u,
+                                       0x807FFFFFu, 0x7F7FFFFFu, 0xFF7FFFFFu, 0xC61C3C00u};
+    enum { LEN = 3000 };
+    static uint32_t w[LEN];
+    unsigned long long compared = 0, fallbacks = 0;
+    for (unsigned round = 0; round < 3000; round++) {
+        const unsigned n = 1 + (unsigned)(next_random() % LEN), kind = round % 4;
+        const int has_fill = kind != 0;
+        const uint32_t fb = kind == 1 ? 0u : kind == 2 ? 0xC61C3C00u : 0x7FC00000u;
+        const unsigned odds = 1 + (unsigned)(next_random() % 64);   /* specials: 1 in odds */
+        for (unsigned i = 0; i < n; i++) {
+            /* values of both signs, mostly positive, or none below 0 (a zero is the least) */
+            const double u = uniform() * 200.0 - (round % 3 == 0 ? 100.0 : 1.0);
+            const float f = (float)(round % 3 == 2 ? fabs(u) : u);
+            memcpy(&w[i], &f, 4);
+            if (next_random() % odds == 0)
+                w[i] = special[next_random() % (sizeof special / sizeof special[0])];
+        }
+        qz_census want = {0, 0, 0}, got;
+        int seen = 0, got_seen;
+        double lo = 0, hi = 0, got_lo, got_hi;
+        for (unsigned i = 0; i < n; i++) {
+            float f;
+            memcpy(&f, &w[i], 4);
+            const double v = f;
+            if (has_fill && w[i] == fb) {
+                want.fill++;
+                continue;
+            }
+            if (v != v && want.nan++ == 0)
+                want.nan_bits = w[i];
+            if (!isfinite(v))
+                continue;
+            lo = !seen || v < lo ? v : lo;
+            hi = !seen || v > hi ? v : hi;
+            seen = 1;
+        }
+        const int done = stats_of(w, n, has_fill, fb, &got_seen, &got_lo, &got_hi, &got);
+        fallbacks += !done;
+        compared++;
+        if (!done) {
+            tu_expect(seen && (lo == 0.0 || hi == 0.0),
+                      "stats round %u: the rows left a slice without a zero extreme", round);
+            continue;
+        }
+        tu_expect(got_seen == seen && memcmp(&got_lo, &lo, 8) == 0 &&
+                      memcmp(&got_hi, &hi, 8) == 0 && got.fill == want.fill &&
+                      got.nan == want.nan && got.nan_bits == want.nan_bits,
+                  "stats round %u (n %u, fill %d %08x): rows seen %d [%g, %g] fill %llu nan %llu "
+                  "%08llx, want %d [%g, %g] %llu %llu %08llx", round, n, has_fill, (unsigned)fb,
+                  got_seen, got_lo, got_hi, (unsigned long long)got.fill,
+                  (unsigned long long)got.nan, (unsigned long long)got.nan_bits, seen, lo, hi,
+                  (unsigned long long)want.fill, (unsigned long long)want.nan,
+                  (unsigned long long)want.nan_bits);
+    }
+    tu_expect(fallbacks > 0 && fallbacks < compared / 2,
+              "stats: %llu of %llu slices left to the scalar pass", fallbacks, compared);
+    return compared;
+}
+
 /* hf_axes_term_lane against hf_axes_term. */
 static unsigned long long check_axis_terms(void)
 {
@@ -215,5 +286,6 @@ int main(void)
     printf("%llu values compared, %llu coded by the interpolation\n", compared, coded);
     printf("%llu axis-order terms compared\n", check_axis_terms());
     printf("%llu zigzag bit lengths compared\n", check_bitlens());
+    printf("%llu slices' statistics compared\n", check_stats());
     return tu_done("quant_rows");
 }

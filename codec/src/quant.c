@@ -1,6 +1,7 @@
 /* The quantiser's set-up on the host: from a chunk's statistics (encoding) or its header
  * (decoding), and the statistics themselves on the CPU, in slices on the pool's threads. */
 #include "quant.h"
+#include "quant_rows.h"
 
 #include "elements.h"
 #include "parallel.h"
@@ -66,16 +67,22 @@ typedef struct stats_run {
     qz_part *part;
 } stats_run;
 
-static void stats_task(void *ctx, uint64_t k)
+/* The statistics of slice k: float32 ABS and REL in vectorised rows where they stand in for
+ * this pass (qz_stats_rows_f32), else one element at a time. */
+HZ_CPU_CLONES static void stats_task(void *ctx, uint64_t k)
 {
     const stats_run *S = ctx;
     qz_part *P = &S->part[k];
     double mn = 0, mx = 0;
     int seen = 0;
+    const uint64_t i0 = hz_slice_start(S->n, S->slices, (unsigned)k);
+    const uint64_t end = hz_slice_start(S->n, S->slices, (unsigned)k + 1);
+    if (S->fill->is_f32 && S->mode != H5ZGPU_MODE_PWREL &&
+        qz_stats_rows_f32(S->in, i0, end, S->fill->has_fill, S->fill->fill_bits, &P->seen,
+                          &P->lo, &P->hi, &P->census))
+        return;
     memset(&P->census, 0, sizeof P->census);
-    for (uint64_t i = hz_slice_start(S->n, S->slices, (unsigned)k),
-                  end = hz_slice_start(S->n, S->slices, (unsigned)k + 1);
-         i < end; i++) {
+    for (uint64_t i = i0; i < end; i++) {
         uint64_t bits;
         double v = hz_element(S->in, S->fill->is_f32, i, &bits);
         if (qz_is_fill(S->fill, bits)) {

@@ -60,6 +60,81 @@ HZ_INLINE void qz_rel_limits(const qz_quant *Q, unsigned n, const double *x, dou
     }
 }
 
+/* A float32's bits as an int32 in the order of the values (-0.0 below +0.0), and back. */
+HZ_INLINE int32_t qz_f32_key(uint32_t b)
+{
+    const int32_t s = (int32_t)b;
+    return s ^ ((s >> 31) & 0x7FFFFFFF);
+}
+
+HZ_INLINE float qz_f32_of_key(int32_t k)
+{
+    const uint32_t b = (uint32_t)(k ^ ((k >> 31) & 0x7FFFFFFF));
+    float x;
+    memcpy(&x, &b, 4);
+    return x;
+}
+
+/* The statistics of float32 elements [i0, i1) of in in ABS and REL (qz_stats_cpu's pass over a
+ * slice) in a loop the compiler vectorises: fill elements (has_fill, bits fill_bits) counted and
+ * left out, NaNs counted and the first one's bits kept, the extremes of the finite values (as
+ * integer keys: a float minimum is not a reduction GCC vectorises). Returns 0, leaving the
+ * slice to the scalar pass, where an extreme is zero: that pass keeps the first of -0.0 and
+ * +0.0. */
+#define QZ_STATS_RUN 65536u
+HZ_INLINE int qz_stats_rows_f32(const void *in, uint64_t i0, uint64_t i1, int has_fill,
+                                uint64_t fill_bits, int *seen, double *lo, double *hi,
+                                qz_census *census)
+{
+    const uint8_t *p = (const uint8_t *)in;
+    const uint32_t fb = (uint32_t)fill_bits, use = has_fill != 0;
+    int32_t kmin = INT32_MAX, kmax = INT32_MIN;
+    uint64_t fills = 0, nans = 0, finite = 0;
+    for (uint64_t i = i0; i < i1; i += QZ_STATS_RUN) {
+        /* runs whose counts fit 32 bits, each a loop over one pointer */
+        const size_t m = (size_t)(i1 - i < QZ_STATS_RUN ? i1 - i : QZ_STATS_RUN);
+        const uint8_t *q = p + 4 * i;
+        uint32_t nf = 0, nn = 0, nv = 0;
+        for (size_t j = 0; j < m; j++) {
+            uint32_t b;
+            memcpy(&b, q + 4 * j, 4);
+            const uint32_t fill = use & (b == fb), mag = b & 0x7FFFFFFFu;
+            const uint32_t fin = (mag < 0x7F800000u) & (fill ^ 1u);
+            const int32_t k = qz_f32_key(b);
+            nf += fill;
+            nn += (mag > 0x7F800000u) & (fill ^ 1u);
+            nv += fin;
+            /* the others as neutral keys, by masks: a selection here makes the reduction
+             * conditional, which GCC does not vectorise */
+            const int32_t mk = -(int32_t)fin;
+            const int32_t a = (k & mk) | (INT32_MAX & ~mk), z = (k & mk) | (INT32_MIN & ~mk);
+            kmin = a < kmin ? a : kmin;
+            kmax = z > kmax ? z : kmax;
+        }
+        fills += nf;
+        nans += nn;
+        finite += nv;
+    }
+    const float mn = qz_f32_of_key(kmin), mx = qz_f32_of_key(kmax);
+    if (finite && (mn == 0.0f || mx == 0.0f))
+        return 0;
+    census->fill = fills;
+    census->nan = nans;
+    census->nan_bits = 0;
+    for (uint64_t i = i0; nans && i < i1; i++) {
+        uint32_t b;
+        memcpy(&b, p + 4 * i, 4);
+        if ((b & 0x7FFFFFFFu) > 0x7F800000u && !(use && b == fb)) {
+            census->nan_bits = b;
+            break;
+        }
+    }
+    *seen = finite != 0;
+    *lo = finite ? (double)mn : 0.0;
+    *hi = finite ? (double)mx : 0.0;
+    return 1;
+}
+
 /* The quantiser's fields in locals: a loop's stores could otherwise alias them. */
 typedef struct qz_lanes {
     double k0, inv2eb, twoeb, eb, fine_step, unit;
