@@ -5,8 +5,9 @@
  * against hz_bitlen, and a slice's statistics (qz_stats_rows_f32) against a scalar pass. The
  * quantisers are ABS and REL ones of both element types, offsets k0 from 0 to near 2^47, with
  * values and predictions of every kind: random, near the bound's and the fine zone's edges, on
- * the fine grid, NaN, infinities, zeros, subnormals and the largest magnitudes. Compiled as the codec's files that use them are (no
- * floating-point traps; vectorised clones where the platform has them). */
+ * the fine grid, NaN, infinities, zeros, subnormals and the largest magnitudes. Compiled as the
+ * codec's files that use them are (no floating-point traps; vectorised clones where the
+ * platform has them). */
 #include "bitlen_rows.h"
 #include "huff_axes_rows.h"
 #include "huff_interp_rows.h"

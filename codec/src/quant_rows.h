@@ -75,13 +75,15 @@ HZ_INLINE float qz_f32_of_key(int32_t k)
     return x;
 }
 
+/* Elements qz_stats_rows_f32 counts in 32 bits at a time. */
+#define QZ_STATS_RUN 65536u
+
 /* The statistics of float32 elements [i0, i1) of in in ABS and REL (qz_stats_cpu's pass over a
  * slice) in a loop the compiler vectorises: fill elements (has_fill, bits fill_bits) counted and
  * left out, NaNs counted and the first one's bits kept, the extremes of the finite values (as
  * integer keys: a float minimum is not a reduction GCC vectorises). Returns 0, leaving the
  * slice to the scalar pass, where an extreme is zero: that pass keeps the first of -0.0 and
  * +0.0. */
-#define QZ_STATS_RUN 65536u
 HZ_INLINE int qz_stats_rows_f32(const void *in, uint64_t i0, uint64_t i1, int has_fill,
                                 uint64_t fill_bits, int *seen, double *lo, double *hi,
                                 qz_census *census)

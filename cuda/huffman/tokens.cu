@@ -443,10 +443,10 @@ __device__ __forceinline__ void hf_put_marked(const hf_enc_args &a, const hf_til
     }
 }
 
-/* What the token kernels do once a tile's tokens are counted (but the interpolation's whole
- * tiles, which list the tokens they marked): hf_tile_tail, then the outliers and verbatim
- * values of the warp's share [e_beg, e_end) into the lists, where it has any (rare), found by
- * reading the share again. kind(e, d, is_out, is_verb) tells whether element e is an outlier
+/* What the token kernels do once an edge tile's tokens are counted (whole tiles list the
+ * elements they marked, hf_put_marked): hf_tile_tail, then the outliers and verbatim values of
+ * the warp's share [e_beg, e_end) into the lists, where it has any, found by reading the share
+ * again. kind(e, d, is_out, is_verb) tells whether element e is an outlier
  * (its delta d) or a verbatim value. */
 template <typename T, typename HH, typename K>
 __device__ __forceinline__ void hf_tile_finish(const hf_enc_args &a, uint64_t t, const hf_tile &tl,
@@ -526,7 +526,8 @@ __global__ void __launch_bounds__(HF_THREADS, 3) hf_enc_tokens_kernel(const hf_e
         hf_whole_tokens<DIM>(a, tl, order, p_s, fill_s, verb_s, H, e_beg, &om, &vm);
         const unsigned n_out = __reduce_add_sync(FULL, __popcll(om));
         const unsigned n_verb = __reduce_add_sync(FULL, __popcll(vm));
-        if (!hf_tile_tail<hf_hist<true>>(a, t, n_out, n_verb, hist_s, &ko, &kv))   /* warp-uniform */
+        /* warp-uniform */
+        if (!hf_tile_tail<hf_hist<true>>(a, t, n_out, n_verb, hist_s, &ko, &kv))
             return;
         hf_put_marked<T>(
             a, tl, e_beg, om, vm, ko, kv,
