@@ -23,6 +23,8 @@ typedef struct ip_run {
     uint64_t cost;          /* encoder: as the Lorenzo orders' cost over the sampled tiles,
                              * plus verbatim values */
     int bad;                /* decoder */
+    hz_task row_task;       /* run_pass: the task of the current pass's rows, */
+    unsigned slices;        /* and the slices they are cut into */
 } ip_run;
 
 /* A row of the current pass (z and y fixed): its first element's raster index and the step
@@ -172,6 +174,29 @@ HZ_INLINE uint64_t code_group(ip_run *C, const ip_row *R, ip_cursor *K, uint64_t
     return cost;
 }
 
+/* Slice k of the current pass's rows (run_pass). */
+static void pass_slice(void *ctx, uint64_t k)
+{
+    ip_run *C = ctx;
+    const uint64_t rows = C->P.cnt[0] * C->P.cnt[1];
+    for (uint64_t r = hz_slice_start(rows, C->slices, (unsigned)k),
+                  end = hz_slice_start(rows, C->slices, (unsigned)k + 1);
+         r < end; r++)
+        C->row_task(ctx, r);
+}
+
+/* The current pass's rows by row_task, in contiguous slices, four a thread (up to one a row):
+ * rows taken in grains of eight as they came interleaved the threads' parts of the chunk from
+ * pass to pass, each pass reading what other threads had written, and two threads decoded a
+ * 64^3 chunk at 1.3-1.4x one thread's speed (1.7x in slices). */
+static void run_pass(ip_run *C, hz_task row_task)
+{
+    const uint64_t rows = C->P.cnt[0] * C->P.cnt[1], most = 4u * (uint64_t)hz_threads();
+    C->row_task = row_task;
+    C->slices = (unsigned)(rows < most ? rows : most);
+    hz_parallel_slices(C->slices, pass_slice, C);
+}
+
 HZ_CPU_CLONES static void pass_enc_task(void *ctx, uint64_t r)
 {
     ip_run *C = ctx;
@@ -206,7 +231,7 @@ uint64_t hf_ip_encode_cpu(const hf_geom *g, const qz_quant *Q, const void *in, i
     for (unsigned p = 0, np = hf_ip_passes(g); p < np; p++) {
         hf_ip_pass_at(g, p, &C.P);
         if (C.P.npts)
-            hz_parallel_for(C.P.cnt[0] * C.P.cnt[1], pass_enc_task, &C);
+            run_pass(&C, pass_enc_task);
     }
     hz_scratch_free(C.u);
     return C.cost;
@@ -243,6 +268,7 @@ static void pass_dec_task(void *ctx, uint64_t r)
         decode_element(C, cursor_pos(&K, x), i, predict_at(C, &R, x, i));
 }
 
+
 h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const qz_quant *Q, const int32_t *delta,
                                void *out)
 {
@@ -254,7 +280,7 @@ h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const qz_quant *Q, const int32_
     for (unsigned p = 0, np = hf_ip_passes(g); p < np && !C.bad; p++) {
         hf_ip_pass_at(g, p, &C.P);
         if (C.P.npts)
-            hz_parallel_for(C.P.cnt[0] * C.P.cnt[1], pass_dec_task, &C);
+            run_pass(&C, pass_dec_task);
     }
     hz_scratch_free(C.u);
     return C.bad ? H5ZGPU_E_CORRUPT : H5ZGPU_OK;
