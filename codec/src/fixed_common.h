@@ -51,14 +51,8 @@ HZ_HD unsigned fl_npred(const fl_geom *g)
     return g->dim == 3 ? 4u : (g->dim == 2 ? 3u : 1u);
 }
 
-/* floor(s / d) for d > 0, without overflow for any s. */
-HZ_HD int64_t fl_floor_div(int64_t s, int64_t d)
-{
-    return s >= 0 ? s / d : -((-(s + 1)) / d) - 1;
-}
-
 /* The mean predictor's value from the sum (mod 2^64) of an element's k neighbours inside its
- * block: floor((sum + k / 2) / k) as fl_floor_div gives it for k = 2 and 3, else the sum.
+ * block: floor((sum + k / 2) / k) for k = 2 and 3 (the sum taken as signed), else the sum.
  * Without branches, for loops over elements of different k: floor(s / 3) is the unsigned
  * division of s or of its complement, ((s ^ m) / 3) ^ m with m the mask of s's sign. */
 HZ_HD uint64_t fl_mean_round(uint64_t sum, unsigned k)
@@ -67,6 +61,21 @@ HZ_HD uint64_t fl_mean_round(uint64_t sum, unsigned k)
     const uint64_t m = (uint64_t)(s >> 63);
     const uint64_t third = ((uint64_t)s ^ m) / 3u ^ m;
     return k == 3 ? third : k == 2 ? (uint64_t)(s >> 1) : sum;
+}
+
+/* The mean predictor's value at element e = (z by + y) bx + x of a block of codes q: the
+ * rounded mean of the neighbours before it (x - 1, y - 1, z - 1) inside the block. */
+HZ_HD uint64_t fl_mean_at(const int64_t *q, unsigned e, unsigned z, unsigned y, unsigned x,
+                          unsigned by, unsigned bx)
+{
+    uint64_t sum = 0;
+    if (x)
+        sum += (uint64_t)q[e - 1];
+    if (y)
+        sum += (uint64_t)q[e - bx];
+    if (z)
+        sum += (uint64_t)q[e - bx * by];
+    return fl_mean_round(sum, (x > 0) + (y > 0) + (z > 0));
 }
 
 /* Prediction of element e of a block from the elements before it (q holds the block's codes in
@@ -86,15 +95,7 @@ HZ_HD int64_t fl_predict_at(unsigned pred, unsigned by, unsigned bx, const int64
         if (y && z) p -= FLQ(z - 1, y - 1, x);
         if (x && y && z) p += FLQ(z - 1, y - 1, x - 1);
     } else if (pred == FL_PRED_MEAN) {
-        /* floor((s + n/2) / n) over the n neighbours present, in wrap-safe arithmetic */
-        unsigned n = (x > 0) + (y > 0) + (z > 0);
-        if (x) p += FLQ(z, y, x - 1);
-        if (y) p += FLQ(z, y - 1, x);
-        if (z) p += FLQ(z - 1, y, x);
-        if (n > 1) {   /* n is 2 or 3: constant divisors, which compile to multiplications */
-            int64_t s = (int64_t)(p + n / 2);
-            p = (uint64_t)(n == 2 ? fl_floor_div(s, 2) : fl_floor_div(s, 3));
-        }
+        p = fl_mean_at(q, ((z * by) + y) * bx + x, z, y, x, by, bx);
     } else if (pred == FL_PRED_CHAIN || (x == 0 && y == 0)) {
         if (x) p = FLQ(z, y, x - 1);
         else if (y) p = FLQ(z, y - 1, 0);

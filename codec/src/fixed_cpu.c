@@ -540,16 +540,8 @@ HZ_INLINE void reconstruct_mean_in(unsigned bz, unsigned by, unsigned bx, const 
 {
     for (unsigned z = 0, e = 0; z < bz; z++)
         for (unsigned y = 0; y < by; y++)
-            for (unsigned x = 0; x < bx; x++, e++) {
-                uint64_t sum = 0;
-                if (x)
-                    sum += (uint64_t)q[e - 1];
-                if (y)
-                    sum += (uint64_t)q[e - bx];
-                if (z)
-                    sum += (uint64_t)q[e - bx * by];
-                q[e] = (int64_t)((uint64_t)r[e] + fl_mean_round(sum, (x > 0) + (y > 0) + (z > 0)));
-            }
+            for (unsigned x = 0; x < bx; x++, e++)
+                q[e] = (int64_t)((uint64_t)r[e] + fl_mean_at(q, e, z, y, x, by, bx));
 }
 
 static void reconstruct_mean(const fl_geom *g, const int64_t *r, int64_t *q)

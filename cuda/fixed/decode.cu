@@ -45,14 +45,7 @@ __device__ __forceinline__ void by_diagonals(int64_t *q, const int64_t *r, uint6
         if (lane < D.n[d]) {
             const unsigned e = D.e[d][lane], x = e % S::BX, y = (e / S::BX) % S::BY,
                            z = e / (S::BX * S::BY);
-            uint64_t sum = 0;
-            if (x)
-                sum += (uint64_t)q[e - 1];
-            if (y)
-                sum += (uint64_t)q[e - S::BX];
-            if (z)
-                sum += (uint64_t)q[e - S::BX * S::BY];
-            q[e] = (int64_t)((uint64_t)q[e] + fl_mean_round(sum, (x > 0) + (y > 0) + (z > 0)));
+            q[e] = (int64_t)((uint64_t)q[e] + fl_mean_at(q, e, z, y, x, S::BY, S::BX));
         }
         __syncwarp();
     }

@@ -14,7 +14,7 @@
 #include "fixed_device.cuh"
 
 /* The mean predictor's value from the sum of an element's k neighbours (fl_predict_at's):
- * floor((sum + k / 2) / k) for k = 2 and 3, fl_floor_div's value, else the sum. Without
+ * floor((sum + k / 2) / k) for k = 2 and 3, fl_mean_round's value, else the sum. Without
  * branches: a warp's lanes have all three k, and each branch ran for all of them. */
 __device__ __forceinline__ uint32_t mean_narrow(uint32_t sum, unsigned k)
 {
