@@ -533,8 +533,8 @@ static h5zgpu_status read_block(const uint8_t *p, unsigned hdr, int64_t r[FL_BLO
 }
 
 /* The mean's codes from the residuals r, element by element: it rounds, so its codes are not
- * sums of the residuals. fl_predict_at's values, with the block shape a constant and the
- * rounding without branches (fl_mean_round). */
+ * sums of the residuals. fl_mean_at's values (fl_predict_at's), with the block shape a
+ * constant. */
 HZ_INLINE void reconstruct_mean_in(unsigned bz, unsigned by, unsigned bx, const int64_t *r,
                                    int64_t *q)
 {

@@ -268,7 +268,6 @@ static void pass_dec_task(void *ctx, uint64_t r)
         decode_element(C, cursor_pos(&K, x), i, predict_at(C, &R, x, i));
 }
 
-
 h5zgpu_status hf_ip_decode_cpu(const hf_geom *g, const qz_quant *Q, const int32_t *delta,
                                void *out)
 {
