@@ -146,6 +146,38 @@ h5zgpu_status h5zgpu_decompress_device_batch(size_t count, const void *const *d_
                                              const size_t *out_cap, size_t *out_len, int device,
                                              size_t *done);
 
+/* Fixed ratio over many chunks written in batches (a dataset's, or a selection's): the chunks
+ * together land near the target where they differ (some all missing, some all data), each an
+ * ABS chunk that records its bound, where the filter's fixed ratio brings each chunk alone to
+ * the target. h5zgpu_ratio_begin searches a bound for a sample of them, in[0..count-1] (chunks
+ * of p's shape and type; a 32nd of them spread over the data is enough), as the filter searches
+ * one chunk's (docs/USAGE.md) but over their total size; then b->p holds the parameters of the
+ * first batch (with a mode other than H5ZGPU_MODE_RATIO, p: nothing to tune). After each
+ * batch, h5zgpu_ratio_account with the batch's compressed sizes moves b->p's bound towards what
+ * is left of the budget (total chunks x the chunk's bytes / target). Each batch should be
+ * spread over the data too (a run of chunks in a scattered order), eight or more of them. When
+ * the sample is exact at any bound (constant or all missing), b->p stays p: each chunk then
+ * searches its own. Host buffers (device < 0) are coded on exec; device buffers (device >= 0,
+ * CUDA builds) on that GPU. out, out_cap and out_len are scratch for the tries (out_cap[i] >=
+ * h5zgpu_compress_bound). The other members are the library's. */
+typedef struct h5zgpu_ratio_budget {
+    h5zgpu_params p;   /* first: the parameters of the next batch */
+    int on;
+    double eb, size, slope;   /* the sample's model: size bytes a chunk at bound eb */
+    double level;             /* log of the batches' bytes over the model's */
+    double made, want;        /* bytes written, and what the target allows */
+    uint64_t done, total, batches;
+} h5zgpu_ratio_budget;
+
+h5zgpu_status h5zgpu_ratio_begin(const h5zgpu_params *p, uint64_t total, size_t count,
+                                 const void *const *in, void *const *out, const size_t *out_cap,
+                                 size_t *out_len, int device, const h5zgpu_exec *exec,
+                                 h5zgpu_ratio_budget *b);
+void h5zgpu_ratio_account(h5zgpu_ratio_budget *b, const size_t *len, size_t count);
+
+/* sizeof(h5zgpu_ratio_budget), for callers of other languages (p is at its start). */
+size_t h5zgpu_ratio_budget_size(void);
+
 /* Copies between a C-order host array of dims and packed chunk buffers of chunk_dims (elements
  * of esize bytes), for callers that cut an array into chunks for a batch and place the chunks
  * of a batch back: box k holds n[k x rank ..] elements per axis, at array_pos[k x rank ..] in

@@ -10,6 +10,7 @@
 #include "fixed.h"
 #include "huff.h"
 #include "policy.h"
+#include "ratio.h"
 #ifdef H5ZGPU_HAVE_CUDA
 #include "backend_gpu.h"
 #endif

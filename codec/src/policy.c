@@ -3,8 +3,8 @@
 #include "chunk.h"
 #include "error.h"
 #include "huff.h"
+#include "ratio.h"
 
-#include <math.h>
 #include <string.h>
 
 /* The payload of the codec asked for; auto keeps the smaller of the two (the fixed-length one
@@ -92,55 +92,24 @@ static h5zgpu_status write_bounded(const hz_runner *r, uint8_t *out, size_t out_
     return H5ZGPU_OK;
 }
 
-/* Fixed ratio. The first try is REL 1e-3, which tells the chunk's scale (the bound it applied;
- * while the chunk does not shrink, REL tries with larger bounds); then ABS bounds: from one try,
- * a model of about one bit a value more for each halving of the bound; from two, the secant in
- * (log bound, log size) through the tries that bracket the target, or the last two, kept inside
- * the bracket (its geometric middle where the secant leaves it). A try within HZ_RATIO_TOL of
- * the target size ends the search; after HZ_RATIO_TRIES the closest try is the chunk (written
- * again when it was not the last). Every decision rests on sizes alone, which both executors
- * make alike, so the chunk's bytes are the same on either. */
-#define HZ_RATIO_PROBE 1e-3
-#define HZ_RATIO_REL_MAX 0.5
-#define HZ_RATIO_TOL 0.02
-#define HZ_RATIO_TRIES 8
+/* Fixed ratio: the chunk at each bound hz_ratio_search tries, written where it goes; the
+ * closest written again when it was not the last. */
+typedef struct chunk_search {
+    hz_runner rr;
+    h5zgpu_params q;
+    uint8_t *out;
+    size_t out_cap, *out_len;
+} chunk_search;
 
-typedef struct ratio_try {
-    h5zgpu_mode mode;
-    double eb;        /* as given: REL's fraction of the range, or ABS's bound */
-    double applied;   /* the absolute bound it applied; 0 when stored raw or exact */
-    double size;
-} ratio_try;
-
-/* The next ABS bound from tries t[0..n-1] (the last with a scale), towards size want. */
-static double ratio_next(const ratio_try *t, int n, double want, double values)
+static h5zgpu_status measure_chunk(void *ctx, h5zgpu_mode mode, double eb, double *applied,
+                                   double *size)
 {
-    const ratio_try *over = NULL, *under = NULL, *last = &t[n - 1];
-    for (int i = 0; i < n; i++) {   /* the tightest bracket: too big at the largest bound ... */
-        if (!(t[i].applied > 0))
-            continue;
-        if (t[i].size > want && (!over || t[i].applied > over->applied))
-            over = &t[i];
-        if (t[i].size < want && (!under || t[i].applied < under->applied))
-            under = &t[i];   /* ... too small at the smallest */
-    }
-    const ratio_try *a = over && under ? over : (n > 1 && t[n - 2].applied > 0 ? &t[n - 2] : NULL);
-    const ratio_try *b = over && under ? under : last;
-    double next = 0;
-    if (a && a->applied != b->applied && a->size != b->size) {
-        const double slope = (log(b->size) - log(a->size)) / (log(b->applied) - log(a->applied));
-        if (slope < 0)   /* else the sizes did not fall as the bound grew: the model decides */
-            next = b->applied * exp((log(want) - log(b->size)) / slope);
-    }
-    if (!(next > 0) || !hz_is_finite(next))
-        next = last->applied * exp(log(2.0) * 8.0 * (last->size - want) / values);
-    if (over && under) {   /* inside the bracket, a tenth of its width from either end */
-        const double lo = log(over->applied), hi = log(under->applied), x = log(next);
-        if (!(x > lo + 0.1 * (hi - lo) && x < hi - 0.1 * (hi - lo)))
-            next = sqrt(over->applied * under->applied);
-    }
-    /* a step of 2^20 at most */
-    return fmax(last->applied / 1048576.0, fmin(last->applied * 1048576.0, next));
+    chunk_search *c = ctx;
+    c->q.mode = mode;
+    c->q.eb = eb;
+    h5zgpu_status st = write_bounded(&c->rr, c->out, c->out_cap, c->out_len, applied);
+    *size = (double)*c->out_len;
+    return st;
 }
 
 static h5zgpu_status write_ratio(const hz_runner *r, uint8_t *out, size_t out_cap,
@@ -148,46 +117,17 @@ static h5zgpu_status write_ratio(const hz_runner *r, uint8_t *out, size_t out_ca
 {
     const h5zgpu_params *p = r->p;
     const double values = (double)hz_count(p->rank, p->dims);
-    const double raw = values * (double)hz_esize(p->dtype), want = raw / p->eb;
-    h5zgpu_params q = *p;
-    q.mode = H5ZGPU_MODE_REL;
-    q.eb = HZ_RATIO_PROBE;
-    hz_runner rr = *r;
-    rr.p = &q;
-    ratio_try t[HZ_RATIO_TRIES];
-    int n = 0, best = 0;
-    for (;;) {
-        h5zgpu_status st = write_bounded(&rr, out, out_cap, out_len, &t[n].applied);
-        if (st != H5ZGPU_OK)
-            return st;
-        if (t[n].applied == 0 && q.mode == H5ZGPU_MODE_ABS)
-            t[n].applied = q.eb;   /* stored raw at that bound: still a point of the curve */
-        t[n].mode = q.mode;
-        t[n].eb = q.eb;
-        t[n].size = (double)*out_len;
-        if (fabs(t[n].size - want) < fabs(t[best].size - want))
-            best = n;
-        const ratio_try *last = &t[n++];
-        if (fabs(last->size - want) <= HZ_RATIO_TOL * want || n == HZ_RATIO_TRIES)
-            break;
-        if (last->applied > 0) {
-            q.mode = H5ZGPU_MODE_ABS;
-            q.eb = ratio_next(t, n, want, values);
-        } else if (last->mode == H5ZGPU_MODE_REL && last->size >= raw &&
-                   last->eb < HZ_RATIO_REL_MAX) {   /* stored raw: a larger fraction */
-            q.eb = fmin(HZ_RATIO_REL_MAX, last->eb * 1024.0);
-        } else {
-            break;   /* exact with no range (a constant or empty chunk): nothing to tune */
-        }
-        if (q.mode == last->mode && q.eb == last->eb)
-            break;
-    }
-    if (best == n - 1)
-        return H5ZGPU_OK;
+    chunk_search c = {.rr = *r, .q = *p, .out = out, .out_cap = out_cap, .out_len = out_len};
+    c.rr.p = &c.q;
+    hz_ratio_try best;
+    int last;
+    double slope;
+    h5zgpu_status st = hz_ratio_search(values, values * (double)hz_esize(p->dtype), p->eb, 1,
+                                       measure_chunk, &c, &best, &last, &slope);
+    if (st != H5ZGPU_OK || last)
+        return st;
     double applied;
-    q.mode = t[best].mode;
-    q.eb = t[best].eb;
-    return write_bounded(&rr, out, out_cap, out_len, &applied);
+    return measure_chunk(&c, best.mode, best.eb, &applied, &(double){0});
 }
 
 h5zgpu_status hz_write_chunk(const hz_runner *r, uint8_t *out, size_t out_cap, size_t *out_len)

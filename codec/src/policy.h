@@ -42,9 +42,6 @@ static inline int hz_keeps_fine_codes(const h5zgpu_params *p)
     return p->codec != H5ZGPU_CODEC_FIXED;
 }
 
-/* The largest target ratio H5ZGPU_MODE_RATIO takes. */
-#define HZ_RATIO_MAX 1e6
-
 /* Writes the chunk of r->p (checked by the caller) into out (out_cap bytes, at least
  * h5zgpu_compress_bound). A fixed-ratio chunk is written as an ABS (or REL) chunk whose bound
  * brings its size nearest the target: the header records that bound. */
