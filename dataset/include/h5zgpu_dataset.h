@@ -7,7 +7,10 @@
  * compresses. Reads use H5Dread_chunk and batched decompression. The stored chunks are byte for
  * byte those the filter writes for the same values: a chunk the selection covers in part keeps
  * its other values (read back first, as HDF5 does), a chunk new to the file is padded with the
- * fill value, so any HDF5 reader with the plugin reads the file.
+ * fill value, so any HDF5 reader with the plugin reads the file. Under fixed ratio (mode 3) the
+ * selection's chunks instead share one budget: the bound comes from a sample of them and moves
+ * batch by batch (batches of a scattered order), so that the selection as a whole lands at the
+ * target; each chunk is an ABS chunk that records its bound (h5zgpu_ratio_begin, h5zgpu.h).
  *
  * This library is compiled against, and links, the HDF5 of the program that uses it (a static
  * library; the plugin itself never links HDF5). Not for use under parallel HDF5 with a file

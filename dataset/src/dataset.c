@@ -18,6 +18,8 @@ static h5zgpu_status run(hid_t dset, hid_t file_space, const void *buf, h5zgpu_m
         st = ds_plan_make(dset, file_space, &pl);
     if (st != H5ZGPU_OK || pl.nchunks == 0)
         return st;
+    if (writing && pl.p.mode == H5ZGPU_MODE_RATIO)
+        ds_plan_scatter(&pl);   /* every batch a sample of the block: ratio_sample.h */
     if (where == H5ZGPU_MEMORY_DEVICE)
         return writing ? ds_write_device(&pl, buf) : ds_read_device(&pl, (void *)buf);
     return writing ? ds_write_host(&pl, buf, exec) : ds_read_host(&pl, (void *)buf, exec);

@@ -7,6 +7,7 @@
  * the caller queued on the legacy default stream. */
 #include "device_io.h"
 
+#include "ratio_sample.h"
 #include "worker.h"
 
 #include "error.h"
@@ -21,6 +22,7 @@
 typedef struct dbatch {
     ds_slot slot;                /* first: the pipeline's view (worker, chunk range) */
     const ds_plan *pl;
+    h5zgpu_ratio_budget *ratio;  /* the batches' parameters, fixed ratio's moved in turn */
     int device;
     void *block;
     size_t size;                 /* chunks it has room for */
@@ -187,12 +189,14 @@ static void *compress_batch(void *arg)
         b->out[c] = b->d_blobs + c * pl->cap;
         b->out_cap[c] = pl->cap;
     }
-    h5zgpu_status st = h5zgpu_compress_device_batch(&pl->p, b->slot.count, b->in, b->out,
-                                                    b->out_cap, b->out_len, b->device, &done);
+    h5zgpu_status st =
+        h5zgpu_compress_device_batch(&b->ratio->p, b->slot.count, b->in, b->out, b->out_cap,
+                                     b->out_len, b->device, &done);
     if (st != H5ZGPU_OK) {
         ds_worker_failed(&b->slot.w, pl, b->slot.first + done, st, "compressing");
         return NULL;
     }
+    h5zgpu_ratio_account(b->ratio, b->out_len, b->slot.count);
     for (size_t c = 0; c < b->slot.count; c++) {
         cudaError_t e = cudaMemcpyAsync(b->h_blobs + c * pl->cap, b->out[c], b->out_len[c],
                                         cudaMemcpyDeviceToHost, b->s);
@@ -275,6 +279,54 @@ static void *decompress_batch(void *arg)
     return NULL;
 }
 
+/* Fixed ratio's budget from a sample of the block's whole chunks (ds_ratio_sample), cut out
+ * and coded on the GPU (ds_ratio_host's counterpart). */
+static h5zgpu_status ratio_on_device(const ds_plan *pl, void *block, int device,
+                                     h5zgpu_ratio_budget *b)
+{
+    const size_t most = ds_ratio_most(pl);
+    size_t *pick = malloc(most * sizeof *pick), *out_cap = malloc(most * sizeof *out_cap);
+    size_t *out_len = malloc(most * sizeof *out_len);
+    void **in = malloc(most * sizeof *in), **out = malloc(most * sizeof *out);
+    unsigned char *d_chunks = NULL, *d_blobs = NULL;
+    cudaError_t e = cudaSuccess;
+    h5zgpu_status st = H5ZGPU_OK;
+    if (!pick || !out_cap || !out_len || !in || !out) {
+        st = hz_fail(H5ZGPU_E_NOMEM, "h5zgpu_dataset: out of memory");
+        goto done;
+    }
+    const size_t n = ds_ratio_sample(pl, pick);
+    if (n && ((e = cudaMalloc((void **)&d_chunks, n * pl->chunk_bytes)) != cudaSuccess ||
+              (e = cudaMalloc((void **)&d_blobs, n * pl->cap)) != cudaSuccess)) {
+        st = cuda_failed(e, "setting up the fixed ratio's sample");
+        goto done;
+    }
+    for (size_t i = 0; i < n && e == cudaSuccess; i++) {
+        ds_overlap ov;
+        ds_overlap_of(pl, pick[i], &ov);
+        in[i] = d_chunks + i * pl->chunk_bytes;
+        out[i] = d_blobs + i * pl->cap;
+        out_cap[i] = pl->cap;
+        e = copy_overlap(pl, &ov, 1, block, in[i], 0);
+    }
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(0);
+    if (e != cudaSuccess)
+        st = cuda_failed(e, "cutting the fixed ratio's sample on the GPU");
+    if (st == H5ZGPU_OK && n)
+        st = h5zgpu_ratio_begin(&pl->p, pl->nchunks, n, (const void *const *)in, out, out_cap,
+                                out_len, device, NULL, b);
+done:
+    cudaFree(d_chunks);
+    cudaFree(d_blobs);
+    free(pick);
+    free(out_cap);
+    free(out_len);
+    free(in);
+    free(out);
+    return st;
+}
+
 /* What both directions share: the buffer's device, a device chunk of the fill value, two
  * batches; then ds_pipeline (writes: cut batch i while batch i-1 compresses, then store batch
  * i-1; reads: fetch batch i while batch i-1 decompresses and is placed). */
@@ -308,12 +360,20 @@ static h5zgpu_status pipeline(const ds_plan *pl, void *block, int writing)
         return cuda_failed(e, "setting up the device buffers");
     }
     free(host_fill);
+    h5zgpu_ratio_budget ratio;
+    ds_ratio_off(pl, &ratio);
+    h5zgpu_status st = writing && pl->p.mode == H5ZGPU_MODE_RATIO
+                           ? ratio_on_device(pl, block, at.device, &ratio)
+                           : H5ZGPU_OK;
     size_t size = block_is_the_chunk(pl) ? 1 : ds_batch_chunks(pl);
+    size = ratio.on ? ds_ratio_batch(pl, size) : size;
     dbatch b[2];
-    h5zgpu_status st = dbatch_alloc(&b[0], pl, at.device, block, fill, size);
+    if (st == H5ZGPU_OK)
+        st = dbatch_alloc(&b[0], pl, at.device, block, fill, size);
     if (st == H5ZGPU_OK && (st = dbatch_alloc(&b[1], pl, at.device, block, fill, size)) !=
                                H5ZGPU_OK)
         dbatch_free(&b[0]);
+    b[0].ratio = b[1].ratio = &ratio;
     if (st == H5ZGPU_OK) {
         ds_slot *const slots[2] = {&b[0].slot, &b[1].slot};
         const ds_stages w = {cut_batch, compress_batch, store_batch, NULL};

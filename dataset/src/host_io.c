@@ -3,6 +3,7 @@
  * thread stores the batch before it (or reads the batch after it). */
 #include "host_io.h"
 
+#include "ratio_sample.h"
 #include "worker.h"
 
 #include "error.h"
@@ -14,6 +15,7 @@ typedef struct batch {
     ds_slot slot;                /* first: the pipeline's view (worker, chunk range) */
     const ds_plan *pl;
     const h5zgpu_exec *exec;
+    h5zgpu_ratio_budget *ratio;  /* the batches' parameters, fixed ratio's moved in turn */
     size_t size;                 /* chunks it has room for */
     unsigned char *chunks;       /* size x chunk_bytes */
     unsigned char *blobs;        /* size x cap: compressed chunks, made (writes) or read (reads);
@@ -111,10 +113,12 @@ static void *compress_batch(void *arg)
         b->out_cap[i] = pl->cap;
     }
     size_t done = 0;
-    h5zgpu_status st = h5zgpu_compress_batch(&pl->p, b->slot.count, b->in, b->out, b->out_cap,
-                                             b->out_len, b->exec, &done);
+    h5zgpu_status st = h5zgpu_compress_batch(&b->ratio->p, b->slot.count, b->in, b->out,
+                                             b->out_cap, b->out_len, b->exec, &done);
     if (st != H5ZGPU_OK)
         ds_worker_failed(&b->slot.w, pl, b->slot.first + done, st, "compressing");
+    else
+        h5zgpu_ratio_account(b->ratio, b->out_len, b->slot.count);
     return NULL;
 }
 
@@ -215,9 +219,9 @@ static h5zgpu_status fetch_batch(ds_slot *s, void *ctx)
 /* writes: cut batch i, then store batch i-1 while batch i compresses;
  * reads: fetch batch i's stored bytes while batch i-1 decompresses into the block */
 static h5zgpu_status pipeline(const ds_plan *pl, void *block, const h5zgpu_exec *exec,
-                              int writing)
+                              int writing, h5zgpu_ratio_budget *ratio)
 {
-    size_t size = ds_batch_chunks(pl);
+    size_t size = ratio->on ? ds_ratio_batch(pl, ds_batch_chunks(pl)) : ds_batch_chunks(pl);
     batch b[2];
     h5zgpu_status st = batch_alloc(&b[0], pl, exec, size);
     if (st != H5ZGPU_OK)
@@ -227,6 +231,7 @@ static h5zgpu_status pipeline(const ds_plan *pl, void *block, const h5zgpu_exec 
         return st;
     }
     b[0].block = b[1].block = block;
+    b[0].ratio = b[1].ratio = ratio;
     ds_slot *const slots[2] = {&b[0].slot, &b[1].slot};
     const ds_stages w = {cut_batch, compress_batch, store_batch, NULL};
     const ds_stages r = {fetch_batch, decompress_batch, NULL, NULL};
@@ -238,10 +243,16 @@ static h5zgpu_status pipeline(const ds_plan *pl, void *block, const h5zgpu_exec 
 
 h5zgpu_status ds_write_host(const ds_plan *pl, const void *block, const h5zgpu_exec *exec)
 {
-    return pipeline(pl, (void *)block, exec, 1);
+    h5zgpu_ratio_budget ratio;
+    ds_ratio_off(pl, &ratio);
+    h5zgpu_status st =
+        pl->p.mode == H5ZGPU_MODE_RATIO ? ds_ratio_host(pl, block, exec, &ratio) : H5ZGPU_OK;
+    return st == H5ZGPU_OK ? pipeline(pl, (void *)block, exec, 1, &ratio) : st;
 }
 
 h5zgpu_status ds_read_host(const ds_plan *pl, void *block, const h5zgpu_exec *exec)
 {
-    return pipeline(pl, block, exec, 0);
+    h5zgpu_ratio_budget none;
+    ds_ratio_off(pl, &none);
+    return pipeline(pl, block, exec, 0, &none);
 }

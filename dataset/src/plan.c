@@ -120,6 +120,7 @@ h5zgpu_status ds_plan_make(hid_t dset, hid_t file_space, ds_plan *pl)
     if (st != H5ZGPU_OK)
         return st;
     pl->nchunks = 1;
+    pl->stride = 1;
     for (unsigned d = 0; d < pl->rank; d++) {
         if (pl->count[d] == 0) {
             pl->nchunks = 0;
@@ -132,8 +133,36 @@ h5zgpu_status ds_plan_make(hid_t dset, hid_t file_space, ds_plan *pl)
     return H5ZGPU_OK;
 }
 
+static size_t gcd(size_t a, size_t b)
+{
+    while (b) {
+        const size_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* A stride prime to n near its golden section (1 when n < 3). */
+static size_t golden_stride(size_t n)
+{
+    if (n < 3)
+        return 1;
+    size_t step = (size_t)((double)n * 0.6180339887498949);
+    while (gcd(step, n) != 1)
+        step++;
+    return step;
+}
+
+void ds_plan_scatter(ds_plan *pl)
+{
+    pl->stride = (uint64_t)pl->nchunks >> 32 ? 1 : golden_stride(pl->nchunks);
+}
+
 void ds_overlap_of(const ds_plan *pl, size_t k, ds_overlap *ov)
 {
+    if (pl->stride > 1)   /* both under 2^32: no overflow */
+        k = (size_t)((uint64_t)k * pl->stride % pl->nchunks);
     ov->whole = 1;
     for (unsigned d = pl->rank; d-- > 0;) {
         hsize_t c = pl->first[d] + (hsize_t)k % pl->grid[d];

@@ -16,6 +16,7 @@ typedef struct ds_plan {
     hsize_t start[H5ZGPU_MAX_RANK], count[H5ZGPU_MAX_RANK];  /* the selected block */
     hsize_t first[H5ZGPU_MAX_RANK], grid[H5ZGPU_MAX_RANK];   /* its chunk-grid index range */
     size_t nchunks;
+    size_t stride;               /* the k-th chunk is the grid's (k x stride) mod nchunks */
     size_t elem;                 /* bytes an element */
     size_t chunk_bytes;          /* bytes of a decompressed chunk */
     size_t cap;                  /* h5zgpu_compress_bound */
@@ -32,8 +33,16 @@ typedef struct ds_overlap {
 
 h5zgpu_status ds_plan_make(hid_t dset, hid_t file_space, ds_plan *pl);
 
-/* The k-th chunk the block touches (C order of the chunk grid) and its overlap. */
+/* The k-th chunk the block touches and its overlap: with stride 1 (ds_plan_make's) in C order
+ * of the chunk grid. */
 void ds_overlap_of(const ds_plan *pl, size_t k, ds_overlap *ov);
+
+/* The chunks in a scattered order, so that any run of them samples the whole block (fixed
+ * ratio's sample and batches): the k-th is the grid's k x stride mod nchunks, the stride prime
+ * to nchunks near its golden section, which spreads a run over the chunk grid's every axis
+ * (evenly spaced indices in C order would line up along its fastest: the field's one face). C
+ * order kept where nchunks >= 2^32. */
+void ds_plan_scatter(ds_plan *pl);
 
 /* A chunk of the fill value (the padding HDF5 gives a chunk new to the file). */
 void ds_fill_chunk(const ds_plan *pl, void *chunk);

@@ -29,7 +29,14 @@
 #                                          pattern, agreement); sweep --pk and --ssim on one field
 #   bash scripts/device/suite.sh ratio     fixed ratio: ratio_test and golden with H5ZGPU_DEVICE=gpu,
 #                                          gpu_identity --small (its fixed-ratio cases among them),
-#                                          bench/ratio_targets.py on the six fields through h5py
+#                                          the dataset library's and h5zgpu.write's whole-selection
+#                                          ratio from device buffers (h5_dataset_ratio_test,
+#                                          test_ratio_mode.py with CuPy)
+#   bash scripts/device/suite.sh ratio-bench  dataset_ratio (the library from a device buffer
+#                                          beside the filter's per-chunk search and ABS) on the six
+#                                          fields, velocity_x with NaN over half of it, and the
+#                                          fixed-length codec on two; bench/ratio_targets.py
+#                                          through h5py when RATIO_H5PY=1
 #   bash scripts/device/suite.sh nan       velocity_x with NaN over half of it (bench/mask_nan.py):
 #                                          CPU/GPU identity of codecs 1 and 2, then gpu_bench, and
 #                                          the baseline's too where .baseline/ was carried
@@ -44,7 +51,7 @@
 #                                          library); nyx_writer on 1, 2, 4 ranks (one GPU each,
 #                                          as many as the machine has), and the AMReX layout
 set -uo pipefail
-part=${1:?tests, identity, bench, bench2, huffman, profile, compare, sweep, quality, ratio, wide, nan, nyx or io}
+part=${1:?tests, identity, bench, bench2, huffman, profile, compare, sweep, quality, ratio, ratio-bench, wide, nan, nyx or io}
 OUT=${OUT:-$PWD/out}
 N=${N:-512}
 B=$PWD/build-dev
@@ -62,7 +69,9 @@ step "build"
 # the quality part builds what it runs alone (a fresh machine's whole build takes minutes)
 build_targets=
 [ "$part" = quality ] && build_targets="--target h5zgpu quality_gpu quality_api"
-[ "$part" = ratio ] && build_targets="--target h5zgpu_filter ratio_test golden_test gpu_identity"
+[ "$part" = ratio ] && build_targets="--target h5zgpu_filter h5zgpu_shared ratio_test golden_test
+  gpu_identity h5_dataset_test h5_dataset_ratio_test"
+[ "$part" = ratio-bench ] && build_targets="--target h5zgpu_filter dataset_ratio"
 [ "$part" = wide ] && build_targets="--target h5zgpu"
 # FFTW3 for the power spectrum of check and sweep, where fetch-hdf5-debs.sh brought it
 FFTW_FLAGS=
@@ -284,10 +293,40 @@ ratio)
   step "gpu_identity --small (fixed-ratio cases among them)"
   timeout 200 "$B/test/gpu/gpu_identity" --small >"$OUT/identity-small.log" 2>&1
   echo "exit $?"; grep -E 'cases|checks' "$OUT/identity-small.log"; grep -m 5 FAIL "$OUT/identity-small.log"
+  step "h5_dataset_ratio_test and h5_dataset_test from device and host buffers, on the GPU"
+  for t in h5_dataset_ratio_test h5_dataset_test; do
+    (cd "$B/test" && HDF5_PLUGIN_PATH=$B/plugin timeout 60 ./$t device /dev/shm/dr-d.h5 |
+      tail -n 8)
+    (cd "$B/test" && HDF5_PLUGIN_PATH=$B/plugin H5ZGPU_DEVICE=gpu timeout 60 \
+      ./$t host /dev/shm/dr-h.h5 | tail -n 1)
+  done
+  step "test_ratio_mode.py and test_bulk.py (h5zgpu.write from NumPy and CuPy) on the GPU"
+  HDF5_PLUGIN_PATH=$B/plugin H5ZGPU_DEVICE=gpu timeout 120 \
+    python3 -m pytest -q -rs -p no:cacheprovider python_tests/test_ratio_mode.py \
+    python_tests/test_bulk.py 2>&1 | tail -n 12
+  ;;
+ratio-bench)
+  nvidia-smi --query-gpu=name --format=csv,noheader; date -u +%FT%TZ
   need_fields
-  step "bench/ratio_targets.py, the six fields at $N^3 through h5py, on the GPU"
-  HDF5_PLUGIN_PATH=$B/plugin H5ZGPU_DEVICE=gpu timeout 330 python3 bench/ratio_targets.py \
-    "$DATA" "$N" | tee "$OUT/ratio-targets.md"
+  for f in baryon_density dark_matter_density temperature velocity_x velocity_y velocity_z; do
+    step "dataset_ratio $f, Huffman"
+    HDF5_PLUGIN_PATH=$B/plugin timeout 90 "$B/bin/dataset_ratio" "$DATA/nyx_$f.f32" "$N" \
+      /dev/shm/drb.h5 | tee -a "$OUT/dataset-ratio.md"
+  done
+  python3 bench/mask_nan.py "$DATA/nyx_velocity_x.f32" "$N" "$DATA/nyx_velocity_x_nan.f32"
+  step "dataset_ratio velocity_x with NaN over half of it, Huffman"
+  HDF5_PLUGIN_PATH=$B/plugin timeout 90 "$B/bin/dataset_ratio" "$DATA/nyx_velocity_x_nan.f32" \
+    "$N" /dev/shm/drb.h5 | tee -a "$OUT/dataset-ratio.md"
+  for f in temperature velocity_x; do
+    step "dataset_ratio $f, fixed-length"
+    HDF5_PLUGIN_PATH=$B/plugin timeout 90 "$B/bin/dataset_ratio" "$DATA/nyx_$f.f32" "$N" \
+      /dev/shm/drb.h5 --codec fixed | tee -a "$OUT/dataset-ratio.md"
+  done
+  if [ "${RATIO_H5PY:-0}" = 1 ]; then
+    step "bench/ratio_targets.py, the six fields at $N^3 through h5py, on the GPU"
+    HDF5_PLUGIN_PATH=$B/plugin H5ZGPU_DEVICE=gpu timeout 330 python3 bench/ratio_targets.py \
+      "$DATA" "$N" | tee "$OUT/ratio-targets.md"
+  fi
   ;;
 wide)
   W=$PWD/build-wide
