@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import h5zgpu
+import h5zgpu.bulk
 from checks import chunk_slices, smooth
 
 SHAPE, CHUNKS = (64, 64, 64), (32, 32, 32)
@@ -65,3 +66,76 @@ def test_filter_refuses_a_ratio_of_one(tmp_path):
         with pytest.raises((ValueError, OSError)):
             f.create_dataset("x", data=np.zeros(SHAPE, np.float32), chunks=CHUNKS,
                              compression=h5zgpu.FILTER_ID, compression_opts=(2, 3, lo, hi))
+
+
+def half_missing(shape, dtype, missing):
+    """A smooth field with noise, its lower half (axis 0) all missing."""
+    a = smooth(shape, dtype) + np.random.default_rng(3).normal(0, 1e-3, shape).astype(dtype)
+    a[:shape[0] // 2] = missing
+    return a
+
+
+def _cupy_on_a_gpu():
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0 and h5zgpu.gpu_available()
+    except Exception:   # no CuPy, no driver, or a plugin built without CUDA
+        return False
+
+
+WHERE = ["host", pytest.param("gpu", marks=pytest.mark.skipif(
+    not _cupy_on_a_gpu(), reason="needs CuPy, a GPU and a CUDA build: runs on the device "
+    "(scripts/device/suite.sh ratio)"))]
+
+
+@pytest.mark.parametrize("where", WHERE)
+@pytest.mark.parametrize("codec", ["fixed", "huffman"])
+@pytest.mark.parametrize("target", [5, 20])
+def test_bulk_write_lands_the_whole_selection(tmp_path, monkeypatch, codec, target, where,
+                                              report):
+    """h5zgpu.write under fixed ratio, from a NumPy array and from a CuPy one: the selection's
+    chunks share one budget (a sample, then batches of a scattered order), so a dataset half
+    missing lands near its target as a whole, where the filter's own search, chunk by chunk,
+    leaves the missing half small and the dataset far above it; every chunk an ABS chunk whose
+    values meet its recorded bound; a block that cuts chunks rewritten the same way keeps every
+    value within its chunk's bound of what was there."""
+    if where == "gpu":
+        import cupy as cp
+        to = cp.asarray
+    else:
+        def to(x):
+            return x
+    monkeypatch.setattr(h5zgpu.bulk, "BATCH_CHUNKS", 16)   # several batches of a small write
+    monkeypatch.setattr(h5zgpu.bulk, "BATCH_MIN", 1)
+    shape, chunks, missing = (96, 64, 64), (16, 16, 16), -1e34
+    a = half_missing(shape, np.float32, missing)
+    with h5py.File(tmp_path / "b.h5", "w") as f:
+        opts = dict(shape=shape, dtype="f4", chunks=chunks, fillvalue=missing,
+                    **h5zgpu.filter(codec, mode="ratio", target=target))
+        bulk, per_chunk = f.create_dataset("bulk", **opts), f.create_dataset("filter", **opts)
+        h5zgpu.write(bulk, to(a))
+        per_chunk[...] = a
+        ratio = a.nbytes / bulk.id.get_storage_size()
+        filter_ratio = a.nbytes / per_chunk.id.get_storage_size()
+
+        def bounds_kept(want):
+            back = h5zgpu.read(bulk)
+            for s in chunk_slices(shape, chunks):
+                o = tuple(x.start for x in s)
+                raw = bulk.id.read_direct_chunk(o)[1]
+                mode, eb_abs = raw[7], struct.unpack("<d", raw[24:32])[0]
+                assert mode == 0, f"chunk {o} records mode {mode}"
+                err = np.abs(back[s].astype(np.float64) - want[s].astype(np.float64)).max()
+                assert err <= eb_abs, f"chunk {o}: error {err} above its bound {eb_abs}"
+
+        bounds_kept(a)
+        before = h5zgpu.read(bulk)
+        sel = np.s_[40:90, 5:60, 0:64]
+        block = np.where(a[sel] == missing, a[sel], a[sel] + 0.25).astype(np.float32)
+        h5zgpu.write(bulk, to(block), sel)
+        before[sel] = block
+        bounds_kept(before)
+    report(f"bulk ratio {codec} target {target} from {where}: {ratio:.2f} (filter path "
+           f"{filter_ratio:.2f})")
+    assert abs(ratio / target - 1) <= 0.05, f"ratio {ratio:.2f} for a target of {target}"
+    assert filter_ratio > 1.3 * target, f"the filter path's ratio {filter_ratio:.2f}"

@@ -5,7 +5,9 @@ library (libh5zgpu.so, batches of chunks, several in flight on the GPU) and stor
 chunks with HDF5's direct chunk write; `read` reads them back with direct chunk reads and batched
 decompression. The chunks are byte for byte those the filter would write for the same values
 (edge chunks padded with the codec's fill value, as HDF5 pads them), so any reader with the plugin
-reads the file. data may be a NumPy array or a GPU array (`__cuda_array_interface__`, with CuPy
+reads the file; under fixed ratio (mode 3) the selection's chunks instead share one budget, so
+that together they land at the target (h5zgpu_ratio_begin), each an ABS chunk that records its
+bound. data may be a NumPy array or a GPU array (`__cuda_array_interface__`, with CuPy
 installed): then chunks are cut and compressed on the GPU and only compressed bytes cross PCIe.
 
 The dataset must be chunked with filter 33900 as its only filter (other filters would have to
@@ -13,6 +15,7 @@ run on the chunks too: write through h5py then).
 """
 import ctypes
 import itertools
+import math
 import os
 import threading
 import weakref
@@ -28,6 +31,11 @@ MAX_RANK = 32
 BATCH_CHUNKS = 64
 BATCH_BYTES = 64 << 20
 BATCH_MIN = 8
+# Fixed ratio: a sample of a 32nd of the whole chunks (at least 8) gives the first bound, and
+# batches of at most an eighth of the chunks move it (the dataset library's figures,
+# dataset/src/ratio_sample.h).
+MODE_RATIO = 3
+RATIO_SHARE, RATIO_LEAST, RATIO_BATCHES = 32, 8, 8
 _LIB_FILE = "libh5zgpu.so"
 
 
@@ -91,6 +99,11 @@ def _load():
                  u64p, u64p, u64p, vpp]
         lib.h5zgpu_gather_boxes.argtypes = boxes
         lib.h5zgpu_scatter_boxes.argtypes = boxes
+        lib.h5zgpu_ratio_begin.argtypes = [P(_Params), ctypes.c_uint64, ctypes.c_size_t, vpp,
+                                           vpp, szp, szp, ctypes.c_int, ctypes.c_void_p,
+                                           ctypes.c_void_p]
+        lib.h5zgpu_ratio_account.argtypes = [ctypes.c_void_p, szp, ctypes.c_size_t]
+        lib.h5zgpu_ratio_budget_size.restype = ctypes.c_size_t
         lib.h5zgpu_alloc_host.argtypes = [ctypes.c_size_t]
         lib.h5zgpu_alloc_host.restype = ctypes.c_void_p
         lib.h5zgpu_free_host.argtypes = [ctypes.c_void_p]
@@ -270,9 +283,10 @@ def _decompress(layout, blobs, outs=None):
     return outs
 
 
-def _compress(layout, arrays, space):
+def _compress(layout, arrays, space, budget):
     """Compressed bytes of chunk arrays (batched; the library releases the GIL), made in space
-    (a uint8 array of at least len(arrays) x layout.cap bytes): views into it."""
+    (a uint8 array of at least len(arrays) x layout.cap bytes) with the budget's parameters:
+    views into it."""
     lib = _load()
     n = len(arrays)
     ins = (ctypes.c_void_p * n)(*[a.ctypes.data for a in arrays])
@@ -280,9 +294,75 @@ def _compress(layout, arrays, space):
     cap = (ctypes.c_size_t * n)(*([layout.cap] * n))
     out_len = (ctypes.c_size_t * n)()
     done = ctypes.c_size_t()
-    _check(lib.h5zgpu_compress_batch(ctypes.byref(layout.params), n, ins, out_p, cap, out_len,
-                                     None, ctypes.byref(done)), "compressing chunks")
+    _check(lib.h5zgpu_compress_batch(budget.params(), n, ins, out_p, cap, out_len, None,
+                                     ctypes.byref(done)), "compressing chunks")
+    budget.account(out_len)
     return [space[i * layout.cap:i * layout.cap + out_len[i]] for i in range(n)]
+
+
+class _Budget:
+    """The parameters of a write's batches (h5zgpu_ratio_budget, codec/include/h5zgpu.h): the
+    dataset's, or under fixed ratio a bound from a sample of the chunks, moved batch by batch
+    towards what the write's budget has left."""
+
+    def __init__(self, layout, total, sample=(), device=-1):
+        """sample: chunk arrays (host, or on GPU device with their device pointers); total: the
+        write's chunks."""
+        lib = _load()
+        self._mem = (ctypes.c_double * ((lib.h5zgpu_ratio_budget_size() + 7) // 8))()
+        n = len(sample)
+        ptrs = [a.data.ptr if device >= 0 else a.ctypes.data for a in sample]
+        space = [np.empty(layout.cap, dtype=np.uint8) for _ in range(n)] if device < 0 else \
+            [_gpu_empty(layout.cap) for _ in range(n)]
+        outs = [b.ctypes.data if device < 0 else b.data.ptr for b in space]
+        _check(lib.h5zgpu_ratio_begin(ctypes.byref(layout.params), total, n,
+                                      (ctypes.c_void_p * n)(*ptrs),
+                                      (ctypes.c_void_p * n)(*outs),
+                                      (ctypes.c_size_t * n)(*([layout.cap] * n)),
+                                      (ctypes.c_size_t * n)(), device, None, self._mem),
+               "choosing the fixed ratio's bound")
+
+    def params(self):
+        return ctypes.cast(self._mem, ctypes.POINTER(_Params))
+
+    def account(self, lens):
+        _load().h5zgpu_ratio_account(self._mem, lens, len(lens))
+
+
+def _gpu_empty(nbytes):
+    import cupy as cp
+    return cp.empty((nbytes,), dtype=cp.uint8)
+
+
+def _scattered(origins):
+    """origins in a scattered order, so that any run of them samples the whole selection (fixed
+    ratio's sample and batches): the k-th is origins[k x s mod n], s prime to n near its golden
+    section (the dataset library's order, dataset/src/plan.h)."""
+    n = len(origins)
+    if n < 3:
+        return origins
+    s = int(n * 0.6180339887498949)
+    while math.gcd(s, n) != 1:
+        s += 1
+    return [origins[k * s % n] for k in range(n)]
+
+
+def _plan(dset, layout, start, stop):
+    """The write's batches of chunk origins, and under fixed ratio the origins of its sample
+    (the first whole chunks of the scattered order; else none)."""
+    origins = _chunks_of(layout, dset.shape, start, stop)
+    if layout.params.mode != MODE_RATIO:
+        return _batches(layout, origins), []
+    origins = _scattered(origins)
+    whole = [o for o in origins if _is_whole(layout, dset.shape, o, start, stop)]
+    most = max(-(-len(whole) // RATIO_SHARE), RATIO_LEAST)
+    size = max(1, min(layout.batch, -(-len(origins) // RATIO_BATCHES)))
+    return [origins[i:i + size] for i in range(0, len(origins), size)], whole[:most]
+
+
+def _is_whole(layout, shape, origin, start, stop):
+    inside, _, _, whole = _parts(origin, layout.chunks, shape, start, stop)
+    return whole and np.prod([s.stop for s in inside]) == layout.full
 
 
 def _is_gpu_array(a):
@@ -316,8 +396,9 @@ def _pipeline(batches, prepare, compute, use):
 
 def write(dset, data, selection=None):
     """Writes data into dset[selection] (slices with step 1; None: the whole dataset), every
-    chunk compressed as the filter would and stored with a direct chunk write. Chunks the
-    selection covers in part keep their other values (read and decompressed first)."""
+    chunk compressed as the filter would (under fixed ratio: at the bound the selection's budget
+    gives its batch) and stored with a direct chunk write. Chunks the selection covers in part
+    keep their other values (read and decompressed first)."""
     layout = _Layout(dset)
     start, stop = _selection(dset, selection)
     want = tuple(b - a for a, b in zip(start, stop))
@@ -328,7 +409,13 @@ def write(dset, data, selection=None):
         return _write_gpu(dset, layout, data, start, stop)
     # the codec's element type in C order: a copy only where data is not that already
     data = np.ascontiguousarray(data, dtype=layout.dtype)
-    batches = _batches(layout, _chunks_of(layout, dset.shape, start, stop))
+    batches, sample = _plan(dset, layout, start, stop)
+    picked = [np.empty(layout.chunks, dtype=layout.dtype) for _ in sample]
+    if sample:
+        _copy_boxes(layout, data,
+                    [_parts(o, layout.chunks, dset.shape, start, stop)[1:3] for o in sample],
+                    picked, True)
+    budget = _Budget(layout, sum(len(b) for b in batches), picked)
     # two slots of cut chunks and compressed bytes, reused batch after batch
     cut = [_host_array((layout.batch,) + layout.chunks, layout.dtype) for _ in range(2)]
     space = [np.empty(layout.batch * layout.cap, dtype=np.uint8) for _ in range(2)]
@@ -350,7 +437,7 @@ def write(dset, data, selection=None):
         _copy_boxes(layout, data, parts, cut[i % 2], True)
 
     def compute(i):
-        return _compress(layout, cut[i % 2][:len(batches[i])], space[i % 2])
+        return _compress(layout, cut[i % 2][:len(batches[i])], space[i % 2], budget)
 
     def store(i, batch, blobs):
         for o, b in zip(batch, blobs):
@@ -425,9 +512,13 @@ def _write_gpu(dset, layout, data, start, stop):
     lib = _load()
     data = cp.asarray(data)
     dev = data.device.id
-    batches = _batches(layout, _chunks_of(layout, dset.shape, start, stop))
-    nb = layout.batch
+    batches, sample = _plan(dset, layout, start, stop)
+    nb = max(len(b) for b in batches) if batches else 1
     with data.device:
+        picked = [cp.ascontiguousarray(data[_parts(o, layout.chunks, dset.shape, start, stop)[2]])
+                  for o in sample]
+        cp.cuda.get_current_stream().synchronize()
+        budget = _Budget(layout, sum(len(b) for b in batches), picked, dev)
         chunks = [cp.empty((nb,) + layout.chunks, dtype=layout.dtype) for _ in range(2)]
         space = [cp.empty((nb, layout.cap), dtype=cp.uint8) for _ in range(2)]
         host = cupyx.empty_pinned((nb * layout.cap,), dtype=np.uint8)
@@ -453,11 +544,12 @@ def _write_gpu(dset, layout, data, start, stop):
             lens = (ctypes.c_size_t * n)()
             done = ctypes.c_size_t()
             _check(lib.h5zgpu_compress_device_batch(
-                ctypes.byref(layout.params), n,
+                budget.params(), n,
                 _device_batch(n, [chunks[i % 2][k].data.ptr for k in range(n)]),
                 _device_batch(n, [space[i % 2][k].data.ptr for k in range(n)]),
                 (ctypes.c_size_t * n)(*([layout.cap] * n)), lens, dev, ctypes.byref(done)),
                 "compressing chunks on the GPU")
+            budget.account(lens)
             return list(lens)
 
         def store(i, batch, lens):
