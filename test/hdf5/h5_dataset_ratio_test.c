@@ -11,7 +11,6 @@
  *
  *   h5_dataset_ratio_test host     the buffer in host memory (chunks compressed on the CPU)
  *   h5_dataset_ratio_test device   the buffer in GPU memory (exit 77 without a usable GPU) */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "../util.h"
 
 #include "hdf5_util.h"
@@ -197,17 +196,7 @@ static void cut_block(hid_t file, const float *v, unsigned codec)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "host") && strcmp(argv[1], "device"))) {
-        fprintf(stderr, "usage: %s host|device FILE\n", argv[0]);
-        return 2;
-    }
-    on_device = strcmp(argv[1], "device") == 0;
-    if (on_device && !h5zgpu_gpu_available()) {
-        printf("h5_dataset_ratio_test: no usable GPU: device buffers not tested here\n");
-        return 77;
-    }
-    if (!on_device)
-        setenv("H5ZGPU_DEVICE", "cpu", 1);
+    on_device = ht_on_device(argc, argv, "h5_dataset_ratio_test");
     float *v = malloc(N * sizeof *v);
     h5zgpu_params p = {.dtype = H5ZGPU_FLOAT32, .rank = 3, .dims = {S, S, S}};
     tu_fill_shape(&p, TU_FIELD, 7, v);

@@ -10,7 +10,6 @@
  *
  *   h5_dataset_test host     buffers in host memory (chunks compressed on the CPU)
  *   h5_dataset_test device   buffers in GPU memory (exit 77 without a usable GPU) */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "../util.h"
 
 #include "hdf5_util.h"
@@ -259,17 +258,7 @@ static void refusals(hid_t file)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "host") && strcmp(argv[1], "device"))) {
-        fprintf(stderr, "usage: %s host|device FILE\n", argv[0]);
-        return 2;
-    }
-    on_device = strcmp(argv[1], "device") == 0;
-    if (on_device && !h5zgpu_gpu_available()) {
-        printf("h5_dataset_test: no usable GPU: device buffers not tested here\n");
-        return 77;
-    }
-    if (!on_device)
-        setenv("H5ZGPU_DEVICE", "cpu", 1);   /* the CPU executor in every build */
+    on_device = ht_on_device(argc, argv, "h5_dataset_test");
     hid_t file = H5Fcreate(argv[2], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     tu_expect(file >= 0, "creating %s failed", argv[2]);
     if (file < 0)
