@@ -150,6 +150,8 @@ h5zgpu_status h5zgpu_ratio_begin(const h5zgpu_params *p, uint64_t total, size_t 
 
 void h5zgpu_ratio_account(h5zgpu_ratio_budget *b, const size_t *len, size_t count)
 {
+    if (!b || (count && !len))
+        return;
     double bytes = 0;
     for (size_t i = 0; i < count; i++)
         bytes += (double)len[i];

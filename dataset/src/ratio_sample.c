@@ -4,10 +4,19 @@
 
 #include <stdlib.h>
 
+/* How many of `whole` chunks the sample takes. */
+static size_t sample_size(const ds_plan *pl, size_t whole)
+{
+    const size_t share = (whole + DS_RATIO_SHARE - 1) / DS_RATIO_SHARE;
+    const size_t fits = DS_RATIO_BYTES / pl->chunk_bytes;
+    size_t n = share > DS_RATIO_LEAST ? share : DS_RATIO_LEAST;
+    n = n < fits ? n : fits ? fits : 1;
+    return n < whole ? n : whole;
+}
+
 size_t ds_ratio_most(const ds_plan *pl)
 {
-    const size_t share = (pl->nchunks + DS_RATIO_SHARE - 1) / DS_RATIO_SHARE;
-    return share > DS_RATIO_LEAST ? share : DS_RATIO_LEAST;
+    return sample_size(pl, pl->nchunks);
 }
 
 size_t ds_ratio_sample(const ds_plan *pl, size_t *pick)
@@ -18,8 +27,7 @@ size_t ds_ratio_sample(const ds_plan *pl, size_t *pick)
         ds_overlap_of(pl, k, &ov);
         whole += ov.whole;
     }
-    const size_t share = (whole + DS_RATIO_SHARE - 1) / DS_RATIO_SHARE;
-    const size_t n = share > DS_RATIO_LEAST ? share : DS_RATIO_LEAST;
+    const size_t n = sample_size(pl, whole);
     size_t next = 0;
     for (size_t k = 0; k < pl->nchunks && next < n; k++) {
         ds_overlap ov;

@@ -9,10 +9,12 @@
 
 #include "plan.h"
 
-/* Chunks sampled: a 32nd of those the block covers whole, at least 16 (all when fewer). A
- * sample's try costs that share of a write. */
+/* Chunks sampled: a 32nd of those the block covers whole, at least 8 (all when fewer), at most
+ * 256 MiB of them (one chunk at the least): a sample's try costs that share of a write, and a
+ * larger sample would tell the batches little more. */
 #define DS_RATIO_SHARE 32u
 #define DS_RATIO_LEAST 8u
+#define DS_RATIO_BYTES ((size_t)256 << 20)
 
 /* The sampled chunks' indices into pick (at most ds_ratio_most(pl)): the first whole ones in
  * pl's order, which ds_plan_scatter spreads over the block; returns how many: 0 when the block

@@ -31,11 +31,11 @@ MAX_RANK = 32
 BATCH_CHUNKS = 64
 BATCH_BYTES = 64 << 20
 BATCH_MIN = 8
-# Fixed ratio: a sample of a 32nd of the whole chunks (at least 8) gives the first bound, and
-# batches of at most an eighth of the chunks move it (the dataset library's figures,
-# dataset/src/ratio_sample.h).
+# Fixed ratio: a sample of a 32nd of the whole chunks (at least 8, at most 256 MiB of them)
+# gives the first bound, and batches of at most an eighth of the chunks move it (the dataset
+# library's figures, dataset/src/ratio_sample.h).
 MODE_RATIO = 3
-RATIO_SHARE, RATIO_LEAST, RATIO_BATCHES = 32, 8, 8
+RATIO_SHARE, RATIO_LEAST, RATIO_BYTES, RATIO_BATCHES = 32, 8, 256 << 20, 8
 _LIB_FILE = "libh5zgpu.so"
 
 
@@ -355,7 +355,8 @@ def _plan(dset, layout, start, stop):
         return _batches(layout, origins), []
     origins = _scattered(origins)
     whole = [o for o in origins if _is_whole(layout, dset.shape, o, start, stop)]
-    most = max(-(-len(whole) // RATIO_SHARE), RATIO_LEAST)
+    fits = max(RATIO_BYTES // (layout.full * layout.dtype.itemsize), 1)
+    most = min(max(-(-len(whole) // RATIO_SHARE), RATIO_LEAST), fits)
     size = max(1, min(layout.batch, -(-len(origins) // RATIO_BATCHES)))
     return [origins[i:i + size] for i in range(0, len(origins), size)], whole[:most]
 
