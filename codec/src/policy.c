@@ -119,15 +119,14 @@ static h5zgpu_status write_ratio(const hz_runner *r, uint8_t *out, size_t out_ca
     const double values = (double)hz_count(p->rank, p->dims);
     chunk_search c = {.rr = *r, .q = *p, .out = out, .out_cap = out_cap, .out_len = out_len};
     c.rr.p = &c.q;
-    hz_ratio_try best;
-    int last;
-    double slope;
+    hz_ratio_tries T;
     h5zgpu_status st = hz_ratio_search(values, values * (double)hz_esize(p->dtype), p->eb, 1,
-                                       measure_chunk, &c, &best, &last, &slope);
-    if (st != H5ZGPU_OK || last)
+                                       measure_chunk, &c, &T);
+    if (st != H5ZGPU_OK || T.best == T.n - 1)
         return st;
     double applied;
-    return measure_chunk(&c, best.mode, best.eb, &applied, &(double){0});
+    const hz_ratio_try *best = &T.t[T.best];
+    return measure_chunk(&c, best->mode, best->eb, &applied, &(double){0});
 }
 
 h5zgpu_status hz_write_chunk(const hz_runner *r, uint8_t *out, size_t out_cap, size_t *out_len)

@@ -8,7 +8,6 @@
 #define HZ_RATIO_REL_MAX 0.5
 #define HZ_RATIO_TOL 0.02
 #define HZ_RATIO_TOL_SAMPLE 0.05   /* the batches after a sample correct what is left */
-#define HZ_RATIO_TRIES 8
 
 /* Whether try t is a point of the curve of size against ABS bound: an ABS try, or with
  * one_chunk a REL one that applied a bound (one chunk's REL bound is one ABS bound). */
@@ -55,11 +54,10 @@ static double ratio_next(const hz_ratio_try *t, int n, double want, double value
 }
 
 h5zgpu_status hz_ratio_search(double values, double raw, double target, int one_chunk,
-                              hz_ratio_measure measure, void *ctx, hz_ratio_try *best, int *last,
-                              double *slope)
+                              hz_ratio_measure measure, void *ctx, hz_ratio_tries *tries)
 {
     const double want = raw / target, tol = one_chunk ? HZ_RATIO_TOL : HZ_RATIO_TOL_SAMPLE;
-    hz_ratio_try t[HZ_RATIO_TRIES];
+    hz_ratio_try *t = tries->t;
     h5zgpu_mode mode = H5ZGPU_MODE_REL;
     double eb = HZ_RATIO_PROBE;
     int n = 0, b = 0;
@@ -90,25 +88,7 @@ h5zgpu_status hz_ratio_search(double values, double raw, double target, int one_
         if (mode == l->mode && eb == l->eb)
             break;
     }
-    *best = t[b];
-    *last = b == n - 1;
-    /* the slope near the best: a least-squares line in (log bound, log size) through the
-     * tries within a factor of 16 of it, which smooths the steps a codec's choices make */
-    double sx = 0, sy = 0, sxx = 0, sxy = 0, k = 0;
-    for (int i = 0; i < n && curve_point(&t[b], one_chunk) && t[b].size > 0; i++) {
-        const double x = log(t[i].applied / t[b].applied);
-        if (curve_point(&t[i], one_chunk) && t[i].size > 0 && fabs(x) <= log(16.0)) {
-            const double y = log(t[i].size / t[b].size);
-            sx += x;
-            sy += y;
-            sxx += x * x;
-            sxy += x * y;
-            k++;
-        }
-    }
-    const double den = k * sxx - sx * sx;
-    *slope = k >= 2 && den > 0 ? (k * sxy - sx * sy) / den : 0;
-    if (!hz_is_finite(*slope))
-        *slope = 0;
+    tries->n = n;
+    tries->best = b;
     return H5ZGPU_OK;
 }

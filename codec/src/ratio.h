@@ -24,6 +24,14 @@ typedef struct hz_ratio_try {
 typedef h5zgpu_status (*hz_ratio_measure)(void *ctx, h5zgpu_mode mode, double eb,
                                           double *applied, double *size);
 
+/* A search's tries in the order measured, and which came nearest the target. */
+#define HZ_RATIO_TRIES 8
+
+typedef struct hz_ratio_tries {
+    hz_ratio_try t[HZ_RATIO_TRIES];
+    int n, best;
+} hz_ratio_tries;
+
 /* Searches the bound that brings the bytes of what measure codes (values elements, raw bytes)
  * nearest raw / target: REL 1e-3 first, which tells the scale (while nothing shrinks, REL with
  * larger fractions); then ABS bounds, from one try a model of about one bit a value more for
@@ -33,11 +41,8 @@ typedef h5zgpu_status (*hz_ratio_measure)(void *ctx, h5zgpu_mode mode, double eb
  * and may be the result, and a try within 2% of the target ends it; else (a sample of many
  * chunks, each of which a REL try bounds apart) a REL try tells the scale alone, the result is
  * an ABS try, and 5% ends it (the batches after a sample correct the rest). After eight tries
- * the closest wins. *best is that try; *last says whether it was the last one measured; *slope
- * how the log of the size moved with the log of the bound near the best (a line through the
- * tries within a factor of 16 of its bound; 0 with none but the best). */
+ * the closest wins: tries->t[tries->best]. */
 h5zgpu_status hz_ratio_search(double values, double raw, double target, int one_chunk,
-                              hz_ratio_measure measure, void *ctx, hz_ratio_try *best, int *last,
-                              double *slope);
+                              hz_ratio_measure measure, void *ctx, hz_ratio_tries *tries);
 
 #endif

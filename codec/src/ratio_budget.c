@@ -96,6 +96,29 @@ static h5zgpu_status measure_sample(void *ctx, h5zgpu_mode mode, double eb, doub
 
 /* ---- the budget ------------------------------------------------------------------------ */
 
+/* How the log of the size moves with the log of the bound near the best of a sample's tries: a
+ * least-squares line through the ABS tries within a factor of 16 of its bound, which smooths
+ * the steps a codec's choices make (0 with none but the best). */
+static double slope_near(const hz_ratio_tries *T)
+{
+    const hz_ratio_try *b = &T->t[T->best];
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, k = 0;
+    for (int i = 0; i < T->n; i++) {
+        const hz_ratio_try *t = &T->t[i];
+        const double x = log(t->applied / b->applied);
+        if (t->mode == H5ZGPU_MODE_ABS && t->size > 0 && fabs(x) <= log(16.0)) {
+            const double y = log(t->size / b->size);
+            sx += x;
+            sy += y;
+            sxx += x * x;
+            sxy += x * y;
+            k++;
+        }
+    }
+    const double den = k * sxx - sx * sx, slope = k >= 2 && den > 0 ? (k * sxy - sx * sy) / den : 0;
+    return hz_is_finite(slope) ? slope : 0;
+}
+
 h5zgpu_status h5zgpu_ratio_begin(const h5zgpu_params *p, uint64_t total, size_t count,
                                  const void *const *in, void *const *out, const size_t *out_cap,
                                  size_t *out_len, int device, const h5zgpu_exec *exec,
@@ -125,12 +148,11 @@ h5zgpu_status h5zgpu_ratio_begin(const h5zgpu_params *p, uint64_t total, size_t 
         }
     }
     const double values = (double)hz_count(P.rank, P.dims), all = values * (double)count;
-    hz_ratio_try best;
-    int last;
-    double slope;
-    st = hz_ratio_search(all, all * (double)hz_esize(P.dtype), P.eb, 0, measure_sample, &c,
-                         &best, &last, &slope);
+    hz_ratio_tries T = {.n = 0};
+    st = hz_ratio_search(all, all * (double)hz_esize(P.dtype), P.eb, 0, measure_sample, &c, &T);
+    const hz_ratio_try best = T.t[T.best];   /* zeros when the search failed */
     if (st == H5ZGPU_OK && best.mode == H5ZGPU_MODE_ABS && best.size > 0) {
+        double slope = slope_near(&T);
         if (slope == 0) {   /* no other try near it: one at twice its bound */
             double applied, size;
             st = measure_sample(&c, H5ZGPU_MODE_ABS, 2 * best.applied, &applied, &size);
