@@ -108,7 +108,7 @@ static long check(run *R, double *psnr, double *mean, double *lo, double *hi)
     const size_t cap = c * c * c * sizeof(float) * 2 + 4096;
     unsigned char *buf = malloc(cap);
     long bad = d >= 0 && buf ? 0 : -1;
-    double logs = 0;
+    double logs = 0, bounded = 0;
     *lo = INFINITY;
     *hi = 0;
     for (size_t k = 0; bad >= 0 && k < R->nchunks; k++) {
@@ -122,13 +122,14 @@ static long check(run *R, double *psnr, double *mean, double *lo, double *hi)
             bad = -1;
         else if (info.mode == H5ZGPU_MODE_ABS || info.mode == H5ZGPU_MODE_REL)
             R->eb[k] = info.eb_abs;
-        if (R->eb[k] > 0) {
+        if (R->eb[k] > 0) {   /* 0: a chunk exact at any bound (constant, all missing) */
             logs += log(R->eb[k]);
+            bounded++;
             *lo = fmin(*lo, R->eb[k]);
             *hi = fmax(*hi, R->eb[k]);
         }
     }
-    *mean = exp(logs / (double)R->nchunks);
+    *mean = bounded ? exp(logs / bounded) : 0;
     if (bad >= 0 && H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, R->back) < 0)
         bad = -1;
     double vlo = INFINITY, vhi = -INFINITY, se = 0;
