@@ -1,6 +1,6 @@
-"""The fixed-ratio mode through h5py: the dataset lands near its target, each chunk's header
-records the bound it chose (mode ABS or REL, never 3) and every value meets it, and the
-arguments are checked before HDF5 sees them."""
+"""The fixed-ratio mode through h5py and through h5zgpu.write: the dataset lands near its
+target, each chunk's header records the bound it chose (mode ABS or REL, never 3) and every
+value meets it, and the arguments are checked before HDF5 sees them."""
 import struct
 
 import h5py
