@@ -1,5 +1,6 @@
 /* hz_parallel_for and hz_parallel_slices (codec/src/parallel.c): every item runs once, with
- * any thread count and item count; callers in several threads at once share the pool; the
+ * any thread count and item count; callers in several threads at once share the pool, more of
+ * them than it has places for calls too, and calls made inside a call's items run; the
  * slices of hz_slices partition their range; a fork()ed child, which has none of the
  * parent's pool threads, still runs its calls; the pool threads are joined at exit (valgrind
  * memcheck, which runs the tests' programs in CI, would report their memory otherwise). */
@@ -43,6 +44,13 @@ static int once_each(uint64_t n, int slices)
     return ok;
 }
 
+/* Item i of an outer call: an inner call of its own, as a chunk's task may make. */
+static void nested(void *ctx, uint64_t i)
+{
+    if (!once_each(100 + i % 7, (int)(i & 1)))
+        __atomic_store_n((int *)ctx, 0, __ATOMIC_RELAXED);
+}
+
 static void *caller(void *arg)
 {
     int ok = 1;
@@ -78,6 +86,30 @@ int main(void)
         tu_expect(started[k] && r == (void *)(k + 1), "caller thread %u: 50 calls beside five "
                   "other callers, every item once", (unsigned)k);
     }
+
+    /* more callers at once than the pool has places for calls: the rest run alone */
+    pthread_t many[24];
+    int many_started[24];
+    for (uintptr_t k = 0; k < 24; k++)
+        many_started[k] = pthread_create(&many[k], NULL, caller, (void *)(k + 1)) == 0;
+    int all_ok = 1;
+    for (uintptr_t k = 0; k < 24; k++) {
+        void *r = NULL;
+        if (many_started[k])
+            pthread_join(many[k], &r);
+        all_ok &= many_started[k] && r == (void *)(k + 1);
+    }
+    tu_expect(all_ok, "24 caller threads at once: 50 calls each, every item once");
+
+    /* calls made inside a call's items */
+    for (unsigned t = 0; t < 3; t++) {
+        setenv("H5ZGPU_THREADS", threads[t + 2], 1);
+        int nested_ok = 1;
+        hz_parallel_for(200, nested, &nested_ok);
+        tu_expect(nested_ok, "H5ZGPU_THREADS=%s: 200 items each making a call of its own, "
+                  "every inner item once", threads[t + 2]);
+    }
+    setenv("H5ZGPU_THREADS", "4", 1);
 
     /* slices: at least min items each (one slice when n is smaller), no more than the threads,
      * and back to back over [0, n) */
