@@ -7,6 +7,7 @@
 #include "huff_axes.h"
 #include "huff_axes_rows.h"
 #include "parallel.h"
+#include "scratch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ HZ_CPU_CLONES static void cost_task(void *ctx, uint64_t k)
         return;
     hf_tile T;
     hf_tile_at(g, t, &T);
-    double *arg = malloc((size_t)T.ez * T.ey * T.ex * sizeof *arg);
+    double *arg = hz_scratch((size_t)T.ez * T.ey * T.ex * sizeof *arg);
     if (!arg) {
         __atomic_store_n(&C->nomem, 1, __ATOMIC_RELAXED);
         return;
@@ -84,7 +85,7 @@ HZ_CPU_CLONES static void cost_task(void *ctx, uint64_t k)
                 cost[a] += step[2] == 1 ? row_cost(p, n, 1, s) : row_cost(p, n, 2, s);
             }
     }
-    free(arg);
+    hz_scratch_free(arg);
     for (unsigned a = 0; a < 3; a++) {
         __atomic_fetch_add(&C->cost[a], cost[a], __ATOMIC_RELAXED);
         __atomic_fetch_add(&C->terms[a], terms[a], __ATOMIC_RELAXED);

@@ -568,7 +568,7 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
     hf_enc E = {.g = g, .Q = Q, .in = in, .R = R};
     uint64_t *hist = calloc(HF_MAX_SYMS, sizeof *hist);
     hf_book *B0 = malloc(sizeof *B0), *B1 = malloc(sizeof *B1);
-    hf_ans_tabs *A = malloc(sizeof *A);
+    hf_ans_tabs *A = hz_scratch(sizeof *A);
     uint16_t *words = hz_scratch(nsub_ans * HF_ANS_SUB_WORDS * sizeof *words);
     uint64_t *nwords = malloc(nsub_ans * sizeof *nwords);
     E.p = hz_scratch(n * sizeof *E.p);
@@ -706,7 +706,7 @@ done:
     free(hist);
     free(B0);
     free(B1);
-    free(A);
+    hz_scratch_free(A);
     hz_scratch_free(words);
     free(nwords);
     return st;

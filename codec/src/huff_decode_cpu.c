@@ -410,7 +410,7 @@ static h5zgpu_status decode_coded(const hf_geom *g, unsigned version, qz_quant *
     const int ans = len > 8 && in[8] == HF_FORM_ANS;
     hf_layout L;
     uint16_t *table = ans ? NULL : hz_scratch(sizeof(uint16_t) << HF_MAX_LEN);
-    hf_ans_tabs *A = ans ? malloc(sizeof *A) : NULL;
+    hf_ans_tabs *A = ans ? hz_scratch(sizeof *A) : NULL;
     hf_dec D = {.g = g, .Q = Q, .L = &L, .table = table, .in = in, .out = out};
     D.delta = hz_scratch(g->n * sizeof *D.delta);
     D.sub_bit = ans ? NULL : malloc(g->nsub * sizeof *D.sub_bit);
@@ -468,7 +468,7 @@ static h5zgpu_status decode_coded(const hf_geom *g, unsigned version, qz_quant *
     }
 done:
     hz_scratch_free(table);
-    free(A);
+    hz_scratch_free(A);
     hz_scratch_free(D.delta);
     free(D.sub_bit);
     return st;
