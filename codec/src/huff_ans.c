@@ -109,51 +109,85 @@ static void count_task(void *ctx, uint64_t k)
  * and to add. */
 #define HF_ANS_COUNT_SLICE 32768u
 
+/* The tokens counted in slices on the pool's threads (C->count, which the caller frees), or,
+ * when there is one slice or no memory for more, into count directly (C->count NULL). */
+static void count_tokens(count_run *C, uint32_t (*count)[2 * HF_RADIUS_MAX])
+{
+    const unsigned ntab = hf_ans_tables_of(C->pred);
+    C->count = NULL;
+    if (C->slices > 1)
+        C->count = hz_scratch((size_t)C->slices * ntab * C->stride * sizeof *C->count);
+    if (C->count)
+        hz_parallel_slices(C->slices, count_task, C);
+    else
+        count_range(C->g, C->pred, C->tok, 0, C->g->n, &count[0][0], 2 * HF_RADIUS_MAX);
+}
+
+/* Table b's counts summed over the slices, into count (tokens 0..2R-1). */
+static void merge_table(const count_run *C, uint64_t b, uint32_t *count)
+{
+    const unsigned ntab = hf_ans_tables_of(C->pred);
+    memcpy(count, C->count + b * C->stride, C->stride * sizeof *count);
+    for (unsigned k = 1; k < C->slices; k++) {
+        const uint32_t *c = C->count + ((size_t)k * ntab + b) * C->stride;
+        for (unsigned t = 0; t < C->stride; t++)
+            count[t] += c[t];
+    }
+}
+
 void hf_ans_count(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
                   uint32_t (*count)[2 * HF_RADIUS_MAX])
 {
-    const unsigned ntab = hf_ans_tables_of(pred);
     memset(count, 0, HF_ANS_TABLES * sizeof *count);
     count_run C = {g, pred, 2 * R, hz_slices(g->n, HF_ANS_COUNT_SLICE), tok, NULL};
-    if (C.slices > 1)
-        C.count = hz_scratch((size_t)C.slices * ntab * C.stride * sizeof *C.count);
-    if (C.count) {
-        hz_parallel_slices(C.slices, count_task, &C);
-        for (unsigned k = 0; k < C.slices; k++)
-            for (unsigned b = 0; b < ntab; b++) {
-                const uint32_t *c = C.count + ((size_t)k * ntab + b) * C.stride;
-                for (unsigned t = 0; t < C.stride; t++)
-                    count[b][t] += c[t];
-            }
-        hz_scratch_free(C.count);
-    } else {
-        count_range(g, pred, tok, 0, g->n, &count[0][0], 2 * HF_RADIUS_MAX);
+    count_tokens(&C, count);
+    for (unsigned b = 0; C.count && b < hf_ans_tables_of(pred); b++)
+        merge_table(&C, b, count[b]);
+    hz_scratch_free(C.count);
+}
+
+/* Building the tables: each table's counts summed and its frequencies chosen on a thread of
+ * its own (done one table after another, they were most of what a 64^3 chunk's writer did on
+ * one thread while 15 waited). */
+typedef struct tables_run {
+    const count_run *C;
+    unsigned R;
+    hf_ans_tabs *A;         /* the counts first, in its cum arrays */
+} tables_run;
+
+static void table_task(void *ctx, uint64_t b)
+{
+    const tables_run *T = ctx;
+    hf_ans_tabs *A = T->A;
+    uint32_t *count = A->cum[b];
+    if (T->C->count)
+        merge_table(T->C, b, count);
+    unsigned m = 0;
+    uint64_t total = 0;
+    for (unsigned t = 0; t < 2 * T->R; t++) {
+        m = count[t] ? t + 1 : m;
+        total += count[t];
     }
+    A->m[b] = m;
+    A->book[b] = 0;
+    if (!m)
+        return;
+    hf_ans_normalize(count, m, total, A->freq[b]);
+    const unsigned s = pick_book(count, m, T->R, A->freq[b]);
+    if (s)
+        take_book(A, (unsigned)b, s);
 }
 
 void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
                    hf_ans_tabs *A)
 {
-    uint32_t(*count)[2 * HF_RADIUS_MAX] = A->cum;   /* counts first, in the cum arrays */
     A->ntab = hf_ans_tables_of(pred);
     pthread_once(&book_cost_once, book_cost_init);
-    hf_ans_count(g, pred, R, tok, count);
-    for (unsigned b = 0; b < A->ntab; b++) {
-        unsigned m = 0;
-        uint64_t total = 0;
-        for (unsigned t = 0; t < 2 * R; t++) {
-            m = count[b][t] ? t + 1 : m;
-            total += count[b][t];
-        }
-        A->m[b] = m;
-        A->book[b] = 0;
-        if (!m)
-            continue;
-        hf_ans_normalize(count[b], m, total, A->freq[b]);
-        const unsigned s = pick_book(count[b], m, R, A->freq[b]);
-        if (s)
-            take_book(A, b, s);
-    }
+    count_run C = {g, pred, 2 * R, hz_slices(g->n, HF_ANS_COUNT_SLICE), tok, NULL};
+    count_tokens(&C, A->cum);
+    tables_run T = {&C, R, A};
+    hz_parallel_for(A->ntab, table_task, &T);
+    hz_scratch_free(C.count);
     finish_tables(A);
 }
 

@@ -291,23 +291,38 @@ static void count_token(void *ctx, unsigned token)
 }
 
 typedef struct hf_key {
-    uint64_t count;
-    unsigned token;
+    uint32_t count;   /* a Huffman chunk has fewer than 2^32 elements (hf_geom_init) */
+    uint32_t token;
 } hf_key;
 
-static int key_cmp(const void *a, const void *b)
+/* keys[0..m-1], in token order, sorted by (count, token): a stable sort by count, a byte at a
+ * time from the lowest (qsort and its comparator were a 64^3 chunk's largest serial step);
+ * returns keys or tmp, whichever holds the result. */
+static hf_key *sort_keys(hf_key *keys, hf_key *tmp, unsigned m)
 {
-    const hf_key *x = (const hf_key *)a, *y = (const hf_key *)b;
-    if (x->count != y->count)
-        return x->count < y->count ? -1 : 1;
-    return x->token < y->token ? -1 : (x->token > y->token);
+    uint32_t most = 0;
+    for (unsigned i = 0; i < m; i++)
+        most |= keys[i].count;
+    for (unsigned shift = 0; shift < 32 && most >> shift; shift += 8) {
+        unsigned at[257] = {0};
+        for (unsigned i = 0; i < m; i++)
+            at[(keys[i].count >> shift & 255u) + 1]++;
+        for (unsigned d = 0; d < 256; d++)
+            at[d + 1] += at[d];
+        for (unsigned i = 0; i < m; i++)
+            tmp[at[keys[i].count >> shift & 255u]++] = keys[i];
+        hf_key *t = keys;
+        keys = tmp;
+        tmp = t;
+    }
+    return keys;
 }
 
 /* The codebook of a histogram over nsym tokens: sorted by (count, token), two-queue Huffman,
  * canonical codes. */
 static void build_book(const uint64_t *hist, unsigned nsym, unsigned R, hf_book *B)
 {
-    hf_key keys[HF_MAX_SYMS];
+    hf_key keys[HF_MAX_SYMS], tmp[HF_MAX_SYMS];
     uint16_t order[HF_MAX_SYMS];
     uint32_t w[HF_MAX_SYMS], nw[HF_MAX_SYMS];
     uint32_t par[2 * HF_MAX_SYMS];
@@ -318,14 +333,14 @@ static void build_book(const uint64_t *hist, unsigned nsym, unsigned R, hf_book 
     B->bits = 0;
     for (unsigned s = 0; s < nsym; s++)
         if (hist[s]) {
-            keys[m].count = hist[s];
+            keys[m].count = (uint32_t)hist[s];
             keys[m++].token = s;
             B->m = s + 1;
         }
-    qsort(keys, m, sizeof keys[0], key_cmp);
+    const hf_key *sorted = sort_keys(keys, tmp, m);
     for (unsigned i = 0; i < m; i++) {
-        order[i] = (uint16_t)keys[i].token;
-        w[i] = (uint32_t)keys[i].count;   /* at most the chunk's elements (hf_merge) */
+        order[i] = (uint16_t)sorted[i].token;
+        w[i] = sorted[i].count;
     }
     hf_build_lengths(order, w, m, B->len, par, nw, depth);
     hf_canonical(B->len, B->m, B->code);
@@ -506,8 +521,8 @@ static uint64_t put_huffman_stream(hf_enc *E, uint8_t *out, uint64_t o, hf_trace
  * slices of the sub-chunks, each on a thread of its own, then summed. */
 typedef struct hist_run {
     const hf_enc *E;
-    unsigned form, rs, m, slices;
-    uint64_t *count;        /* a slice's m counts after another's */
+    unsigned nf, form[2], rs, m, slices;
+    uint64_t *count;        /* a slice's nf x m counts after another's */
 } hist_run;
 
 static void hist_task(void *ctx, uint64_t k)
@@ -517,9 +532,9 @@ static void hist_task(void *ctx, uint64_t k)
     const uint64_t n = E->g->n, nsub = E->g->nsub;
     const uint64_t s0 = hz_slice_start(nsub, H->slices, (unsigned)k);
     const uint64_t s1 = hz_slice_start(nsub, H->slices, (unsigned)k + 1);
-    uint64_t *c = H->count + k * H->m;
-    memset(c, 0, H->m * sizeof *c);
-    if (H->form == HF_FORM_CODES) {
+    uint64_t *c = H->count + k * H->nf * H->m;
+    memset(c, 0, (size_t)H->nf * H->m * sizeof *c);
+    if (H->form[0] == HF_FORM_CODES) {
         /* four counters a token, so that runs of one token do not wait on one counter */
         uint32_t four[4][2 * HF_RADIUS_MAX] = {{0}};
         uint64_t i = s0 * HF_SUB;
@@ -534,16 +549,22 @@ static void hist_task(void *ctx, uint64_t k)
         return;
     }
     for (uint64_t s = s0; s < s1; s++)
-        sub_tokens(E->tok, n, s, H->form, H->rs, E->R, count_token, c);
+        for (unsigned j = 0; j < H->nf; j++)
+            sub_tokens(E->tok, n, s, H->form[j], H->rs, E->R, count_token, c + j * H->m);
 }
 
 /* Sub-chunks a slice of a histogram counts at least. */
 #define HF_HIST_SLICE 8u
 
-static void histogram(const hf_enc *E, unsigned form, unsigned rs, unsigned m, uint64_t *hist)
+/* The histograms of forms form[0..nf-1] (nf <= 2; the codes form alone), m counts each, one
+ * after another in hist: the tokens walked once for both other forms. */
+static void histogram(const hf_enc *E, unsigned nf, const unsigned *form, unsigned rs,
+                      unsigned m, uint64_t *hist)
 {
-    hist_run H = {E, form, rs, m, hz_slices(E->g->nsub, HF_HIST_SLICE), hist};
-    uint64_t *slices = H.slices > 1 ? hz_scratch((size_t)H.slices * m * sizeof *slices) : NULL;
+    hist_run H = {E, nf, {form[0], nf > 1 ? form[1] : 0}, rs, m,
+                  hz_slices(E->g->nsub, HF_HIST_SLICE), hist};
+    const size_t per = (size_t)nf * m;   /* counts a slice */
+    uint64_t *slices = H.slices > 1 ? hz_scratch(H.slices * per * sizeof *slices) : NULL;
     if (!slices) {
         H.slices = 1;
         hist_task(&H, 0);
@@ -551,10 +572,10 @@ static void histogram(const hf_enc *E, unsigned form, unsigned rs, unsigned m, u
     }
     H.count = slices;
     hz_parallel_slices(H.slices, hist_task, &H);
-    memcpy(hist, slices, m * sizeof *hist);
+    memcpy(hist, slices, per * sizeof *hist);
     for (unsigned k = 1; k < H.slices; k++)
-        for (unsigned t = 0; t < m; t++)
-            hist[t] += slices[(size_t)k * m + t];
+        for (size_t t = 0; t < per; t++)
+            hist[t] += slices[k * per + t];
     hz_scratch_free(slices);
 }
 
@@ -566,7 +587,7 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
     const unsigned esize = Q->is_f32 ? 4u : 8u;
     const uint64_t n = g->n, nsub_ans = hf_ans_nsub(n);
     hf_enc E = {.g = g, .Q = Q, .in = in, .R = R};
-    uint64_t *hist = calloc(HF_MAX_SYMS, sizeof *hist);
+    uint64_t *hist = calloc(3 * HF_MAX_SYMS, sizeof *hist);   /* form 0's, then the others' */
     hf_book *B0 = malloc(sizeof *B0), *B1 = malloc(sizeof *B1);
     hf_ans_tabs *A = hz_scratch(sizeof *A);
     uint16_t *words = hz_scratch(nsub_ans * HF_ANS_SUB_WORDS * sizeof *words);
@@ -602,7 +623,8 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
     uint64_t n_verb = exclusive_sum(E.tile_verb, g->ntiles);
 
     /* form 0: every element a token */
-    histogram(&E, HF_FORM_CODES, 0, 2 * R, hist);
+    const unsigned codes = HF_FORM_CODES;
+    histogram(&E, 1, &codes, 0, 2 * R, hist);
     unsigned rs = 0;
     for (unsigned s = 1; s < 2 * R; s++)
         if (hist[s] > hist[rs])
@@ -627,12 +649,18 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
     for (unsigned t = 2; t < 2 + HF_PAIR_K && t < 2 * R; t++)
         small += hist[t];
     int may[3] = {0, 2 * hist[rs] >= n, R >= HF_PAIR_MIN_RADIUS && 2 * small >= n};
-    for (unsigned f = HF_FORM_RUNS; f <= HF_FORM_PAIRS; f++) {
-        if (!may[f])
-            continue;
+    unsigned forms[2], nf = 0;
+    for (unsigned f = HF_FORM_RUNS; f <= HF_FORM_PAIRS; f++)
+        if (may[f])
+            forms[nf++] = f;
+    const unsigned mf = 2 * R + HF_RUN_MAX;
+    uint64_t *hist_f = hist + HF_MAX_SYMS;
+    if (nf)
+        histogram(&E, nf, forms, rs, mf, hist_f);
+    for (unsigned j = 0; j < nf; j++) {
+        const unsigned f = forms[j];
         hf_book *Bf = E.B == B1 ? B0 : B1; /* the one not holding the best so far */
-        histogram(&E, f, rs, 2 * R + HF_RUN_MAX, hist);
-        build_book(hist, 2 * R + HF_RUN_MAX, R, Bf);
+        build_book(hist_f + (size_t)j * mf, mf, R, Bf);
         uint64_t sf = payload_size(g, esize, Bf, n_out, n_verb);
         if (sf < size) {
             E.B = Bf;
