@@ -11,11 +11,12 @@
 /* Items taken at once, at most: a tile of the fixed-length codec is 2048 values, tens of
  * microseconds; fewer when that would leave threads without items. */
 #define HZ_GRAIN 8
-/* How long an idle pool thread, or a caller waiting for pool threads, polls before it sleeps.
- * A chunk's calls follow each other within tens of microseconds, and a sleeping thread took
- * longer than that to wake on a 16-core virtual machine: its threads came too late to help.
- * Only while the pool's threads and a caller fit the process's cores: beyond, a polling thread
- * takes the core another needs (16 threads on 2 cores wrote at 0.44x of not polling). */
+/* How long an idle pool thread polls for the next call before it sleeps. A chunk's calls follow
+ * each other within tens of microseconds, and a sleeping thread took longer than that to wake
+ * on a 16-core virtual machine: its threads came too late to help. Only while the pool's
+ * threads and a caller fit the process's cores: beyond, a polling thread takes the core another
+ * needs (16 threads on 2 cores wrote at 0.44x of not polling), and a caller waiting for the
+ * threads inside its call yields instead of polling. */
 #define HZ_SPIN_NS 200000
 /* Calls in flight at once (callers in several threads, calls inside tasks); a call finding
  * every slot taken runs its items alone, as it would with every pool thread busy. */
@@ -23,10 +24,11 @@
 #define HZ_LINE 64
 
 /* A call's place for pool threads to join. Its word packs (generation << 32 | places << 16 |
- * inside): the pool threads that may still join and those working on it; a pool thread joins
+ * inside): the pool threads that may still join and those working on it. A pool thread joins
  * with one compare-and-swap of the word, so that joining takes no lock (16 threads queueing on
- * a mutex made an empty call cost 17 us on a 16-core virtual machine, where a contended lock
- * sleeps in the kernel), and a thread holding an older generation cannot join a later call. */
+ * a mutex made an empty call cost 15-16 us on a 16-core virtual machine, where a contended
+ * lock sleeps in the kernel; 6-7 us now), and one holding an older generation cannot join a
+ * later call. */
 typedef struct hz_slot {
     _Alignas(HZ_LINE) uint64_t word;
     int taken;              /* a call owns the slot (atomic) */
