@@ -121,13 +121,13 @@ h5zgpu_status hf_payload_axes(const hf_geom *g, unsigned version, const uint8_t 
 
 /* ---- the ANS form (huff_ans.c) ---- */
 
-/* The tokens of each table counted, tokens 0..2R-1 of its row (the others zeroed), and tables
- * from them (the form-0 tokens of the coded array g under predictor pred, radius R), each
- * stored or a built-in one. */
+/* The form-0 tokens of the coded array g under predictor pred, radius R, counted by table:
+ * tokens 0..2R-1 of each table's row (the others zeroed). */
 void hf_ans_count(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
                   uint32_t (*count)[2 * HF_RADIUS_MAX]);
-void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
-                   hf_ans_tabs *A);
+
+/* The tables, each stored or a built-in one, from the counts hf_ans_count left in A->cum. */
+void hf_ans_tables(unsigned pred, unsigned R, hf_ans_tabs *A);
 /* Bytes the tables take in the payload (padded to 4), and the tables written at p (zeroed). */
 uint64_t hf_ans_table_bytes(const hf_ans_tabs *A);
 void hf_ans_put_tables(const hf_ans_tabs *A, uint8_t *p);

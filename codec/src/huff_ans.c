@@ -109,24 +109,20 @@ static void count_task(void *ctx, uint64_t k)
  * and to add. */
 #define HF_ANS_COUNT_SLICE 32768u
 
-/* The tokens counted in slices on the pool's threads (C->count, which the caller frees), or,
- * when there is one slice or no memory for more, into count directly (C->count NULL). */
-static void count_tokens(count_run *C, uint32_t (*count)[2 * HF_RADIUS_MAX])
-{
-    const unsigned ntab = hf_ans_tables_of(C->pred);
-    C->count = NULL;
-    if (C->slices > 1)
-        C->count = hz_scratch((size_t)C->slices * ntab * C->stride * sizeof *C->count);
-    if (C->count)
-        hz_parallel_slices(C->slices, count_task, C);
-    else
-        count_range(C->g, C->pred, C->tok, 0, C->g->n, &count[0][0], 2 * HF_RADIUS_MAX);
-}
+/* The tokens counted in slices on the pool's threads, then each table's slices summed on a
+ * thread of its own (summed one table after another, they were a large part of what a 64^3
+ * chunk's writer did on one thread while 15 waited). */
+typedef struct merge_run {
+    const count_run *C;
+    uint32_t (*count)[2 * HF_RADIUS_MAX];
+} merge_run;
 
-/* Table b's counts summed over the slices, into count (tokens 0..2R-1). */
-static void merge_table(const count_run *C, uint64_t b, uint32_t *count)
+static void merge_task(void *ctx, uint64_t b)
 {
+    const merge_run *M = ctx;
+    const count_run *C = M->C;
     const unsigned ntab = hf_ans_tables_of(C->pred);
+    uint32_t *count = M->count[b];
     memcpy(count, C->count + b * C->stride, C->stride * sizeof *count);
     for (unsigned k = 1; k < C->slices; k++) {
         const uint32_t *c = C->count + ((size_t)k * ntab + b) * C->stride;
@@ -138,30 +134,32 @@ static void merge_table(const count_run *C, uint64_t b, uint32_t *count)
 void hf_ans_count(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
                   uint32_t (*count)[2 * HF_RADIUS_MAX])
 {
+    const unsigned ntab = hf_ans_tables_of(pred);
     memset(count, 0, HF_ANS_TABLES * sizeof *count);
     count_run C = {g, pred, 2 * R, hz_slices(g->n, HF_ANS_COUNT_SLICE), tok, NULL};
-    count_tokens(&C, count);
-    for (unsigned b = 0; C.count && b < hf_ans_tables_of(pred); b++)
-        merge_table(&C, b, count[b]);
-    hz_scratch_free(C.count);
+    if (C.slices > 1)
+        C.count = hz_scratch((size_t)C.slices * ntab * C.stride * sizeof *C.count);
+    if (C.count) {
+        hz_parallel_slices(C.slices, count_task, &C);
+        merge_run M = {&C, count};
+        hz_parallel_for(ntab, merge_task, &M);
+        hz_scratch_free(C.count);
+    } else {
+        count_range(g, pred, tok, 0, g->n, &count[0][0], 2 * HF_RADIUS_MAX);
+    }
 }
 
-/* Building the tables: each table's counts summed and its frequencies chosen on a thread of
- * its own (done one table after another, they were most of what a 64^3 chunk's writer did on
- * one thread while 15 waited). */
+/* Table b's frequencies and built-in book from its counts, a table a thread. */
 typedef struct tables_run {
-    const count_run *C;
     unsigned R;
-    hf_ans_tabs *A;         /* the counts first, in its cum arrays */
+    hf_ans_tabs *A;         /* the counts in its cum arrays */
 } tables_run;
 
 static void table_task(void *ctx, uint64_t b)
 {
     const tables_run *T = ctx;
     hf_ans_tabs *A = T->A;
-    uint32_t *count = A->cum[b];
-    if (T->C->count)
-        merge_table(T->C, b, count);
+    const uint32_t *count = A->cum[b];
     unsigned m = 0;
     uint64_t total = 0;
     for (unsigned t = 0; t < 2 * T->R; t++) {
@@ -178,16 +176,12 @@ static void table_task(void *ctx, uint64_t b)
         take_book(A, (unsigned)b, s);
 }
 
-void hf_ans_tables(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
-                   hf_ans_tabs *A)
+void hf_ans_tables(unsigned pred, unsigned R, hf_ans_tabs *A)
 {
     A->ntab = hf_ans_tables_of(pred);
     pthread_once(&book_cost_once, book_cost_init);
-    count_run C = {g, pred, 2 * R, hz_slices(g->n, HF_ANS_COUNT_SLICE), tok, NULL};
-    count_tokens(&C, A->cum);
-    tables_run T = {&C, R, A};
+    tables_run T = {R, A};
     hz_parallel_for(A->ntab, table_task, &T);
-    hz_scratch_free(C.count);
     finish_tables(A);
 }
 

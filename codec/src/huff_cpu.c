@@ -517,8 +517,8 @@ static uint64_t put_huffman_stream(hf_enc *E, uint8_t *out, uint64_t o, hf_trace
     return o;
 }
 
-/* A histogram of form f's tokens (HF_FORM_CODES: the tokens themselves), m of them, over
- * slices of the sub-chunks, each on a thread of its own, then summed. */
+/* Histograms of the runs and pairs forms' tokens, m of them each, over slices of the
+ * sub-chunks, each on a thread of its own, then summed. */
 typedef struct hist_run {
     const hf_enc *E;
     unsigned nf, form[2], rs, m, slices;
@@ -534,20 +534,6 @@ static void hist_task(void *ctx, uint64_t k)
     const uint64_t s1 = hz_slice_start(nsub, H->slices, (unsigned)k + 1);
     uint64_t *c = H->count + k * H->nf * H->m;
     memset(c, 0, (size_t)H->nf * H->m * sizeof *c);
-    if (H->form[0] == HF_FORM_CODES) {
-        /* four counters a token, so that runs of one token do not wait on one counter */
-        uint32_t four[4][2 * HF_RADIUS_MAX] = {{0}};
-        uint64_t i = s0 * HF_SUB;
-        const uint64_t end = s1 * HF_SUB < n ? s1 * HF_SUB : n;
-        for (; i + 4 <= end; i += 4)
-            for (unsigned j = 0; j < 4; j++)
-                four[j][E->tok[i + j]]++;
-        for (; i < end; i++)
-            four[0][E->tok[i]]++;
-        for (unsigned t = 0; t < H->m; t++)
-            c[t] = (uint64_t)four[0][t] + four[1][t] + four[2][t] + four[3][t];
-        return;
-    }
     for (uint64_t s = s0; s < s1; s++)
         for (unsigned j = 0; j < H->nf; j++)
             sub_tokens(E->tok, n, s, H->form[j], H->rs, E->R, count_token, c + j * H->m);
@@ -556,8 +542,8 @@ static void hist_task(void *ctx, uint64_t k)
 /* Sub-chunks a slice of a histogram counts at least. */
 #define HF_HIST_SLICE 8u
 
-/* The histograms of forms form[0..nf-1] (nf <= 2; the codes form alone), m counts each, one
- * after another in hist: the tokens walked once for both other forms. */
+/* The histograms of forms form[0..nf-1] (the runs and pairs forms, nf <= 2), m counts each,
+ * one after another in hist: the tokens walked once for both. */
 static void histogram(const hf_enc *E, unsigned nf, const unsigned *form, unsigned rs,
                       unsigned m, uint64_t *hist)
 {
@@ -622,9 +608,12 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
     uint64_t n_out = exclusive_sum(E.tile_out, g->ntiles);
     uint64_t n_verb = exclusive_sum(E.tile_verb, g->ntiles);
 
-    /* form 0: every element a token */
-    const unsigned codes = HF_FORM_CODES;
-    histogram(&E, 1, &codes, 0, 2 * R, hist);
+    /* form 0: every element a token; its histogram is the ANS form's counts summed over the
+     * tables, the tokens walked once for both */
+    hf_ans_count(g, E.order, R, E.tok, A->cum);
+    for (unsigned b = 0; b < hf_ans_tables_of(E.order); b++)
+        for (unsigned t = 0; t < 2 * R; t++)
+            hist[t] += A->cum[b][t];
     unsigned rs = 0;
     for (unsigned s = 1; s < 2 * R; s++)
         if (hist[s] > hist[rs])
@@ -669,7 +658,7 @@ static h5zgpu_status encode_coded(const hf_geom *g, const qz_quant *Q, unsigned 
         }
     }
     /* the ANS form, kept when strictly smaller than the best Huffman form */
-    hf_ans_tables(g, E.order, R, E.tok, A);
+    hf_ans_tables(E.order, R, A);
     const uint64_t nw = hf_ans_encode_cpu(g, E.order, A, E.tok, rs, words, nwords);
     uint64_t busy = 0, busy_groups = 0, most = 0;
     for (uint64_t first = 0; first < nsub_ans; first += HF_ANS_GROUP) {
