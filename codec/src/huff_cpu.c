@@ -296,8 +296,8 @@ typedef struct hf_key {
 } hf_key;
 
 /* keys[0..m-1], in token order, sorted by (count, token): a stable sort by count, a byte at a
- * time from the lowest (qsort and its comparator were a 64^3 chunk's largest serial step);
- * returns keys or tmp, whichever holds the result. */
+ * time from the lowest (qsort and its comparator were among a 64^3 chunk's largest serial
+ * steps); returns keys or tmp, whichever holds the result. */
 static hf_key *sort_keys(hf_key *keys, hf_key *tmp, unsigned m)
 {
     uint32_t most = 0;
