@@ -122,7 +122,8 @@ h5zgpu_status hf_payload_axes(const hf_geom *g, unsigned version, const uint8_t 
 /* ---- the ANS form (huff_ans.c) ---- */
 
 /* The form-0 tokens of the coded array g under predictor pred, radius R, counted by table:
- * tokens 0..2R-1 of each table's row (the others zeroed). */
+ * tokens 0..2R-1 of the rows of pred's tables (hf_ans_tables_of; the rest of count is not
+ * read, nor written where the counts come in slices). */
 void hf_ans_count(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *tok,
                   uint32_t (*count)[2 * HF_RADIUS_MAX]);
 

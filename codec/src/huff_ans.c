@@ -135,7 +135,6 @@ void hf_ans_count(const hf_geom *g, unsigned pred, unsigned R, const uint16_t *t
                   uint32_t (*count)[2 * HF_RADIUS_MAX])
 {
     const unsigned ntab = hf_ans_tables_of(pred);
-    memset(count, 0, HF_ANS_TABLES * sizeof *count);
     count_run C = {g, pred, 2 * R, hz_slices(g->n, HF_ANS_COUNT_SLICE), tok, NULL};
     if (C.slices > 1)
         C.count = hz_scratch((size_t)C.slices * ntab * C.stride * sizeof *C.count);
