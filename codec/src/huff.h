@@ -68,9 +68,10 @@ h5zgpu_status hf_decode_cpu(const hf_geom *g, unsigned version, qz_quant *Q, con
 /* The interpolation predictor (huff_interp.h) over the whole chunk: each element's delta and
  * kind (0 coded, 1 fill, 2 verbatim) at its tile-major position, as dual quantisation leaves
  * them for the Lorenzo orders. Returns its cost over the sampled tiles (hf_sampled), to
- * compare with the orders' (UINT64_MAX when out of memory). */
+ * compare with the orders' (UINT64_MAX when out of memory); it stops after the pass where that
+ * cost no longer wins against lorenzo_cost (hf_ip_wins), the arrays then incomplete. */
 uint64_t hf_ip_encode_cpu(const hf_geom *g, const qz_quant *Q, const void *in, int32_t *delta,
-                          uint8_t *kind);
+                          uint8_t *kind, uint64_t lorenzo_cost);
 
 /* Every element's value from its tile-major deltas (outliers placed, fill tokens
  * HF_MARK_FILL); verbatim values are left to the caller. H5ZGPU_E_CORRUPT when an escape has

@@ -430,7 +430,8 @@ static h5zgpu_status try_interpolation(hf_enc *E, uint64_t lorenzo_cost)
     const hf_geom *g = E->g;
     int32_t *delta = hz_scratch(g->n * sizeof *delta);
     uint8_t *kind = hz_scratch(g->n);
-    uint64_t cost = delta && kind ? hf_ip_encode_cpu(g, E->Q, E->in, delta, kind) : UINT64_MAX;
+    uint64_t cost = delta && kind ? hf_ip_encode_cpu(g, E->Q, E->in, delta, kind, lorenzo_cost)
+                                    : UINT64_MAX;
     if (cost == UINT64_MAX) {
         hz_scratch_free(delta);
         hz_scratch_free(kind);

@@ -231,14 +231,16 @@ HZ_CPU_CLONES static uint64_t pass_enc_task(ip_run *C, uint64_t r)
 }
 
 uint64_t hf_ip_encode_cpu(const hf_geom *g, const qz_quant *Q, const void *in, int32_t *delta,
-                          uint8_t *kind)
+                          uint8_t *kind, uint64_t lorenzo_cost)
 {
     ip_run C = {.g = g, .Q = Q, .in = in, .delta = delta, .kind = kind};
     C.u = hz_scratch(g->n * sizeof *C.u);
     if (!C.u)
         return UINT64_MAX;
     C.cost = code_element(&C, 0, hf_sampled(g, 0), 0, 0); /* the first element, position 0 */
-    for (unsigned p = 0, np = hf_ip_passes(g); p < np; p++) {
+    /* the cost only grows: once it loses to lorenzo_cost, the passes left cannot change that */
+    for (unsigned p = 0, np = hf_ip_passes(g); p < np && hf_ip_wins(C.cost, lorenzo_cost, Q->pwrel);
+         p++) {
         hf_ip_pass_at(g, p, &C.P);
         if (C.P.npts)
             run_pass(&C, pass_enc_task);

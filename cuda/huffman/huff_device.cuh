@@ -158,7 +158,8 @@ static cudaError_t hf_tile_launch(K kernel, unsigned grid, unsigned smem, const 
 cudaError_t hf_enc_launch_sample(const hf_enc_args &a, cudaStream_t s);
 
 /* interp.cu: the interpolation candidate, when plan->cost says it is worth trying: its cost
- * over the sampled tiles into plan->cost_ip, the predictor into plan->pred; when that is the
+ * over the sampled tiles into plan->cost_ip (short of it where it lost before the last sampled
+ * region: hf_ip_lost), the predictor into plan->pred; when that is the
  * interpolation, its tokens under radius R into tok (HF_TOK_VERBATIM_MARK for a verbatim
  * value) and an outlier's delta at its place in ip_delta (else tok is left partly written).
  * ip_u (n int32) and ip_delta2 (hf_ip_even_count int32) are scratch. */

@@ -296,6 +296,17 @@ __global__ void __launch_bounds__(HF_IP_LEVEL_THREADS)
      * most CTAs of a level 1 launch leave by, needs no load) */
     if (ENCODE && (part == HF_IP_REST ? a.plan->pred != HF_PRED_INTERP : !hf_ip_tried(a)))
         return;
+    /* before the choice, a region whose costs could not change it is left out: on the
+     * velocities at REL 1e-4 the levels above 1 cost the interpolation more than the whole
+     * sampled Lorenzo order, and level 1's sampled regions were a tenth of a compression */
+    if (ENCODE && part != HF_IP_REST) {
+        __shared__ bool lost_s;
+        if (threadIdx.x == 0)
+            lost_s = hf_ip_lost(a);
+        __syncthreads();
+        if (lost_s)
+            return;
+    }
     auto sampled = [&](const uint32_t c[3]) {
         return L1 ? (smask >> ((c[2] >> ts) - tx0) & 1u) != 0 : hf_ip_sampled(a, c);
     };

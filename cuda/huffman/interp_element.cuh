@@ -262,4 +262,14 @@ __device__ __forceinline__ bool hf_ip_tried(const hf_ip_args &a)
     return hf_ip_worth_trying(P->cost[hf_best_order(P->cost, a.g.dim)], P->cost[0], a.Q.pwrel);
 }
 
+/* Whether the interpolation, tried, has lost already: its cost only grows as the sampled points
+ * come in, so once hf_ip_wins fails the choice is a Lorenzo order whatever the rest adds
+ * (hf_enc_ip_pick_kernel). Other CTAs may still be adding: one thread reads it for a CTA. */
+__device__ __forceinline__ bool hf_ip_lost(const hf_ip_args &a)
+{
+    const hf_enc_plan *P = a.plan;
+    const unsigned long long ip = *(const volatile unsigned long long *)&P->cost_ip;
+    return !hf_ip_wins(ip, P->cost[hf_best_order(P->cost, a.g.dim)], a.Q.pwrel);
+}
+
 #endif

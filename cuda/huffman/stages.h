@@ -27,7 +27,8 @@ typedef struct hf_enc_plan {
     unsigned long long cost[4];            /* tokens.cu (sample) -> interp.cu: huff_cpu.c's
                                             * cost, [o] Lorenzo order o's over the sampled
                                             * tiles, [0] their elements */
-    unsigned long long cost_ip;            /* interp.cu: the interpolation's cost there */
+    unsigned long long cost_ip;            /* interp.cu: the interpolation's cost there, or
+                                            * part of it once it loses (hf_ip_lost) */
     unsigned pred;                         /* interp.cu -> tokens.cu, stream_encode.cu: a
                                             * Lorenzo order or HF_PRED_INTERP */
     unsigned long long n_out, n_verb;      /* tokens.cu -> codebook.cu, stream_encode.cu */
