@@ -166,10 +166,18 @@ static void enc_bufs_at(hf_enc_bufs *b, const hf_geom *g, uint64_t cap, unsigned
 
 /* The payload is assembled in the workspace and copied out only when it fits cap, so a payload
  * that does not fit leaves out as it was (auto on the device keeps the fixed-length one). */
+/* The workspace's side stream and events, for the encoder's stages that run beside others. */
+static hzc_side side_of(const hzc_ws *w)
+{
+    const hzc_side side = {w->side, w->fork, w->join};
+    return side;
+}
+
 h5zgpu_status hzc_huff_encode(const hf_geom *g0, const hzc_encode_args *a,
                               hzc_encode_result *r)
 {
     hzc_call c;
+    hzc_side side;
     qz_quant Q;
     const void *d_in;
     hf_enc_bufs b;
@@ -184,6 +192,7 @@ h5zgpu_status hzc_huff_encode(const hf_geom *g0, const hzc_encode_args *a,
         goto done;
     hzc_ws *w;
     w = c.ws;
+    side = side_of(w);
     if ((st = ans_bufs(w, g0, &b, &cost)) != H5ZGPU_OK ||
         (st = choose_axes(&c, g0, &Q, cost, a->trace, &d_in, &b.axes, &cg)) != H5ZGPU_OK)
         goto done;
@@ -204,7 +213,7 @@ h5zgpu_status hzc_huff_encode(const hf_geom *g0, const hzc_encode_args *a,
     b.dst = (uint8_t *)w->fin.p;
     b.tok_copy = a->trace ? a->trace->tok : NULL;
     CK(cudaMemsetAsync(w->sc, 0, sizeof(hzc_scalars), c.s), "reset of the counters");
-    CK(hzc_huff_launch_encode(g, &Q, a->radius, d_in, &b, w->sc, w->sms, c.s),
+    CK(hzc_huff_launch_encode(g, &Q, a->radius, d_in, &b, w->sc, w->sms, c.s, &side),
        "launch of the Huffman compression kernels");
     if ((st = hzc_sync_scalars(&c)) != H5ZGPU_OK)
         goto done;
@@ -292,6 +301,7 @@ h5zgpu_status hzc_huff_encode_batch(const hf_geom *g0, const hzc_encode_args *a,
                                     hzc_encode_result *r, h5zgpu_status *each)
 {
     hzc_call c;
+    hzc_side side;
     batch_arrays B;
     const unsigned esize = a->is_f32 ? 4u : 8u;
     const uint64_t raw = g0->n * esize, rest = rows16(ans_rest_bytes(g0));
@@ -312,6 +322,7 @@ h5zgpu_status hzc_huff_encode_batch(const hf_geom *g0, const hzc_encode_args *a,
         goto done;
     hzc_ws *w;
     w = c.ws;
+    side = side_of(w);
     if ((st = batch_arrays_need(w, count, &B)) != H5ZGPU_OK ||
         (st = hzc_buf_need(&w->part, count * sizeof(hzc_minmax) * HZC_STATS_CTAS, 0)) !=
             H5ZGPU_OK)
@@ -413,7 +424,7 @@ h5zgpu_status hzc_huff_encode_batch(const hf_geom *g0, const hzc_encode_args *a,
         hf_enc_args first = B.hargs[j];
         first.many = B.args + j;
         first.count = k;
-        CK(hzc_huff_launch_encode_many(&first, w->sms, c.s),
+        CK(hzc_huff_launch_encode_many(&first, w->sms, c.s, &side),
            "launch of the Huffman compression kernels");
     }
     if ((st = hzc_sync_many(&c, B.hsc, B.sc, count)) != H5ZGPU_OK)

@@ -172,6 +172,12 @@ static void ws_destroy(hzc_ws *w)
         cudaFreeHost(w->hsc);
     if (w->done)
         cudaEventDestroy(w->done);
+    if (w->fork)
+        cudaEventDestroy(w->fork);
+    if (w->join)
+        cudaEventDestroy(w->join);
+    if (w->side)
+        cudaStreamDestroy(w->side);
     if (w->stream)
         cudaStreamDestroy(w->stream);
     free(w);
@@ -201,6 +207,9 @@ static h5zgpu_status ws_acquire(int device, hzc_ws **out)
     CK(cudaStreamCreate(&w->stream), "stream creation");
     CK(cudaEventCreateWithFlags(&w->done, cudaEventBlockingSync | cudaEventDisableTiming),
        "event creation");
+    CK(cudaStreamCreateWithFlags(&w->side, cudaStreamNonBlocking), "stream creation");
+    CK(cudaEventCreateWithFlags(&w->fork, cudaEventDisableTiming), "event creation");
+    CK(cudaEventCreateWithFlags(&w->join, cudaEventDisableTiming), "event creation");
     if ((st = dev_reserve(sizeof(hzc_scalars))) != H5ZGPU_OK)
         goto done;
     {

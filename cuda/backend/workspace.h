@@ -34,6 +34,9 @@ typedef struct hzc_ws {
     hzc_buf jobs, hjobs;                       /* device and its pinned mirror: a launch's
                                                   per-chunk arrays (hzc_job_arrays) */
     cudaEvent_t done;                          /* hzc_wait's, when it sleeps */
+    cudaStream_t side;                         /* non-blocking: a pipeline's stages that may
+                                                  run beside the call stream's, */
+    cudaEvent_t fork, join;                    /* which they leave and rejoin by these */
     hzc_scalars *sc;                           /* device */
     hzc_scalars *hsc;                          /* pinned */
     struct hzc_ws *next;

@@ -600,7 +600,7 @@ __global__ void __launch_bounds__(HF_THREADS) hf_ans_place_kernel(const hf_enc_a
     }
 }
 
-cudaError_t hf_ans_launch_encode(const hf_enc_args &a, int sms, cudaStream_t s)
+cudaError_t hf_ans_launch_code(const hf_enc_args &a, int sms, cudaStream_t s)
 {
     const unsigned smem = hf_ans_smem(a.R), enc_smem = hf_ans_enc_smem(a.R);
     const uint64_t nsub = hf_ans_nsub(a.g.n);
@@ -618,6 +618,11 @@ cudaError_t hf_ans_launch_encode(const hf_enc_args &a, int sms, cudaStream_t s)
     hf_ans_norm_kernel<<<hf_layers(1, a), HF_ANS_TABLES * 32, 0, s>>>(a);
     hf_ans_encode_kernel<<<hf_layers(hf_sub_grid(nsub, 1, HF_ANS_THREADS), a), HF_ANS_THREADS,
                            enc_smem, s>>>(a);
+    return cudaGetLastError();
+}
+
+cudaError_t hf_ans_launch_choose(const hf_enc_args &a, cudaStream_t s)
+{
     hf_ans_choose_kernel<<<hf_layers(1, a), HF_ONE_THREADS, 0, s>>>(a);
     return cudaGetLastError();
 }

@@ -190,9 +190,10 @@ cudaError_t hf_enc_launch_codebooks(const hf_enc_args &a, cudaStream_t s);
 cudaError_t hf_enc_launch_stream(const hf_enc_args &a, int sms, cudaStream_t s);
 
 /* ans_encode.cu: the ANS form's counts (into ans->count, which the caller zeroes), tables and
- * sub-chunks from tok (before the stream's packing reuses it), and the choice against
- * plan->form by exact size; then (after the payload is zeroed) its sections. */
-cudaError_t hf_ans_launch_encode(const hf_enc_args &a, int sms, cudaStream_t s);
+ * sub-chunks from tok (before the stream's packing reuses it); the choice against plan->form
+ * (hf_enc_launch_codebooks') by exact size; then (after the payload is zeroed) its sections. */
+cudaError_t hf_ans_launch_code(const hf_enc_args &a, int sms, cudaStream_t s);
+cudaError_t hf_ans_launch_choose(const hf_enc_args &a, cudaStream_t s);
 cudaError_t hf_ans_launch_place(const hf_enc_args &a, int sms, cudaStream_t s);
 
 /* ans_decode.cu: the ANS form's stream -> delta (markers for fill and escape tokens), in place

@@ -160,17 +160,26 @@ typedef struct hf_dec_args {
     unsigned count;
 } hf_dec_args;
 
-/* Encodes the payload into b->dst (the pipeline of encode.cu); sc->bytes_total receives its size
- * (above cap: nothing was written) and sc->sum, which the caller zeroes, its checksum sum. */
+/* A second stream, non-blocking, and two events of the workspace: the encoder's stages that
+ * need not wait for one another leave the call's stream at fork and rejoin it at join. */
+typedef struct hzc_side {
+    cudaStream_t s;
+    cudaEvent_t fork, join;
+} hzc_side;
+
+/* Encodes the payload into b->dst (the pipeline of encode.cu, on s and side->s); sc->bytes_total
+ * receives its size (above cap: nothing was written) and sc->sum, which the caller zeroes, its
+ * checksum sum. */
 cudaError_t hzc_huff_launch_encode(const hf_geom *g, const qz_quant *Q, unsigned radius,
                                    const void *in, const hf_enc_bufs *b, hzc_scalars *sc,
-                                   int sms, cudaStream_t s);
+                                   int sms, cudaStream_t s, const hzc_side *side);
 
 /* The same for count chunks of one geometry and radius in one pass of launches: chunk k's
  * arguments at many[k] (device memory; a0 is chunk 0's, with many and count set), each chunk's
  * plan, look-back status words (2 ntiles), ANS plan and counters zeroed by the caller, and no
  * token copy (b.tok_copy NULL). */
-cudaError_t hzc_huff_launch_encode_many(const hf_enc_args *a0, int sms, cudaStream_t s);
+cudaError_t hzc_huff_launch_encode_many(const hf_enc_args *a0, int sms, cudaStream_t s,
+                                        const hzc_side *side);
 
 /* Decodes a payload of len bytes at the 4-aligned in, whose parts hf_parse located in L, with
  * the decoder table it built (table, device, 16-byte aligned) or, in the ANS form, the tables
