@@ -132,6 +132,39 @@ static unsigned long long check_bitlens(void)
     return compared;
 }
 
+HZ_CPU_CLONES static void bitlens_i32_of(const int32_t *d, unsigned *len)
+{
+    for (unsigned j = 0; j < N; j++)
+        len[j] = hz_zigzag_bitlen_i32(d[j]);
+}
+
+/* hz_zigzag_bitlen_i32 against hz_bitlen(hz_zigzag()) on every int32 size whose magnitude is
+ * below 2^31 - 8 (Lorenzo order 3's deltas), powers of two and their neighbours among them,
+ * and the extremes. */
+static unsigned long long check_bitlens_i32(void)
+{
+    unsigned long long compared = 0;
+    for (unsigned round = 0; round < 20000; round++) {
+        int32_t d[N];
+        unsigned len[N];
+        for (unsigned j = 0; j < N; j++) {
+            const unsigned k = (unsigned)(next_random() % 31);
+            int64_t v = (int64_t)(next_random() >> (64 - k - 1) >> 1);   /* below 2^k */
+            if (next_random() % 4 == 0)
+                v = ((int64_t)1 << k) + (int64_t)(next_random() % 3) - 1;
+            if (round == 0 && j < 4)
+                v = j < 2 ? 2147483640 : 0;
+            v = v > 2147483640 ? 2147483640 : v;
+            d[j] = (int32_t)(next_random() & 1 ? -v : v);
+        }
+        bitlens_i32_of(d, len);
+        for (unsigned j = 0; j < N; j++, compared++)
+            tu_expect(len[j] == hz_bitlen(hz_zigzag(d[j])), "bit length of int32 %ld: %u, want %u",
+                      (long)d[j], len[j], hz_bitlen(hz_zigzag(d[j])));
+    }
+    return compared;
+}
+
 HZ_CPU_CLONES static int stats_of(const uint32_t *w, unsigned n, int has_fill, uint32_t fb,
                                   int *seen, double *lo, double *hi, qz_census *census)
 {
@@ -287,6 +320,7 @@ int main(void)
     printf("%llu values compared, %llu coded by the interpolation\n", compared, coded);
     printf("%llu axis-order terms compared\n", check_axis_terms());
     printf("%llu zigzag bit lengths compared\n", check_bitlens());
+    printf("%llu int32 zigzag bit lengths compared\n", check_bitlens_i32());
     printf("%llu slices' statistics compared\n", check_stats());
     return tu_done("quant_rows");
 }

@@ -25,13 +25,36 @@ typedef struct axes_run {
     int nomem;
 } axes_run;
 
-/* The quantiser argument of element i, or NaN for a fill element (a NaN poisons the terms that
- * read it, which then count the cap: fill and missing values are as rough as can be). */
-static double arg_at(const axes_run *C, uint64_t i)
+/* The quantiser arguments of n elements from raster index i, or NaN for a fill element (a NaN
+ * poisons the terms that read it, which then count the cap: fill and missing values are as
+ * rough as can be); qz_lin_arg's, in loops the compiler vectorises. */
+HZ_INLINE void args_row(const axes_run *C, uint64_t i, unsigned n, double *arg)
 {
-    uint64_t bits;
-    const double v = hz_element(C->in, C->Q->is_f32, i, &bits);
-    return qz_is_fill(C->Q, bits) ? NAN : qz_lin_arg(C->Q, v);
+    const qz_quant *Q = C->Q;
+    const double inv2eb = Q->inv2eb, k0 = Q->k0;
+    const int has_fill = Q->has_fill;
+    if (Q->is_f32) {
+        const uint8_t *in = (const uint8_t *)C->in + 4 * i;
+        const uint32_t fill = (uint32_t)Q->fill_bits;
+        for (unsigned j = 0; j < n; j++) {
+            float f;
+            uint32_t u;
+            memcpy(&f, in + 4 * j, 4);
+            memcpy(&u, in + 4 * j, 4);
+            const double t = hz_sub(hz_mul((double)f, inv2eb), k0);
+            arg[j] = has_fill && u == fill ? NAN : t;
+        }
+        return;
+    }
+    const uint8_t *in = (const uint8_t *)C->in + 8 * i;
+    for (unsigned j = 0; j < n; j++) {
+        double v;
+        uint64_t u;
+        memcpy(&v, in + 8 * j, 8);
+        memcpy(&u, in + 8 * j, 8);
+        const double t = hz_sub(hz_mul(v, inv2eb), k0);
+        arg[j] = has_fill && u == Q->fill_bits ? NAN : t;
+    }
 }
 
 /* The terms of n elements p[0], p[step], ... along the axis of stride s; inlined with step a
@@ -63,9 +86,8 @@ HZ_CPU_CLONES static void cost_task(void *ctx, uint64_t k)
         return;
     }
     for (unsigned z = 0, e = 0; z < T.ez; z++)
-        for (unsigned y = 0; y < T.ey; y++)
-            for (unsigned x = 0; x < T.ex; x++, e++)
-                arg[e] = arg_at(C, ((T.z0 + z) * g->ny + T.y0 + y) * g->nx + T.x0 + x);
+        for (unsigned y = 0; y < T.ey; y++, e += T.ex)
+            args_row(C, ((T.z0 + z) * g->ny + T.y0 + y) * g->nx + T.x0, T.ex, arg + e);
     const unsigned ext[3] = {T.ez, T.ey, T.ex};
     const uint64_t stride[3] = {(uint64_t)T.ey * T.ex, T.ex, 1};
     unsigned long long cost[3] = {0}, terms[3] = {0};

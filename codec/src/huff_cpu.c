@@ -137,19 +137,19 @@ HZ_INLINE void quantise_tile(hf_enc *E, uint64_t t, hf_tile *T)
 HZ_INLINE void row_costs_of(const int32_t *p, uint64_t e, unsigned ex, uint64_t up,
                             uint64_t back, unsigned dim, uint64_t *cost)
 {
-    uint64_t c1 = 0, c2 = 0, c3 = 0;
+    uint32_t c1 = 0, c2 = 0, c3 = 0;   /* a row's: at most 33 bits an element */
     for (unsigned x = 1; x < ex; x++) {
-        /* the int32 codes' differences, whole numbers of at most 2^34, exact in doubles */
+        /* codes within +-HF_PMAX (2^28 - 1): order 3's sum of eight is below 2^31 */
         const uint64_t i = e + x;
-        const double d1 = (double)p[i] - (double)p[i - 1];
-        const double u1 = (double)p[i - up] - (double)p[i - up - 1];
-        const double d2 = d1 - u1;
-        c1 += hz_zigzag_bitlen_f64(d1);
-        c2 += hz_zigzag_bitlen_f64(d2);
+        const int32_t d1 = p[i] - p[i - 1];
+        const int32_t u1 = p[i - up] - p[i - up - 1];
+        const int32_t d2 = d1 - u1;
+        c1 += hz_zigzag_bitlen_i32(d1);
+        c2 += hz_zigzag_bitlen_i32(d2);
         if (dim == 3) {
-            const double b1 = (double)p[i - back] - (double)p[i - back - 1];
-            const double b2 = b1 - ((double)p[i - back - up] - (double)p[i - back - up - 1]);
-            c3 += hz_zigzag_bitlen_f64(d2 - b2);
+            const int32_t b1 = p[i - back] - p[i - back - 1];
+            const int32_t b2 = b1 - (p[i - back - up] - p[i - back - up - 1]);
+            c3 += hz_zigzag_bitlen_i32(d2 - b2);
         }
     }
     cost[1] += c1;
@@ -215,20 +215,29 @@ static unsigned token_at(const hf_enc *E, const hf_tile *T, uint64_t e, int64_t 
     return E->kind[T->start + e] == 1 && *d == 0 ? HF_TOK_FILL : hf_delta_token(*d, E->R);
 }
 
-/* Tokens of tile t, and how many outliers and verbatim values it has. */
+/* Tokens of tile t, and how many outliers and verbatim values it has: token_at's, the tile
+ * walked by its coordinates rather than each element's worked out by division. */
 static void tokenise_task(void *ctx, uint64_t t)
 {
     hf_enc *E = ctx;
     hf_tile T;
     hf_tile_at(E->g, t, &T);
-    uint64_t tn = (uint64_t)T.ez * T.ey * T.ex, nout = 0, nverb = 0;
-    for (uint64_t e = 0; e < tn; e++) {
-        int64_t d;
-        unsigned tk = token_at(E, &T, e, &d);
-        E->tok[T.start + e] = (uint16_t)tk;
-        nout += tk == HF_TOK_ESCAPE;
-        nverb += E->kind[T.start + e] != 0 && tk != HF_TOK_FILL;
-    }
+    const int32_t *p = E->p + T.start;
+    const uint8_t *kind = E->kind + T.start;
+    uint16_t *tok = E->tok + T.start;
+    uint64_t nout = 0, nverb = 0, e = 0;
+    for (unsigned z = 0; z < T.ez; z++)
+        for (unsigned y = 0; y < T.ey; y++)
+            for (unsigned x = 0; x < T.ex; x++, e++) {
+                const int64_t d = E->order == HF_PRED_INTERP
+                                      ? p[e]
+                                      : hf_lorenzo(p, E->order, T.ey, T.ex, z, y, x, e);
+                const unsigned tk =
+                    kind[e] == 1 && d == 0 ? HF_TOK_FILL : hf_delta_token(d, E->R);
+                tok[e] = (uint16_t)tk;
+                nout += tk == HF_TOK_ESCAPE;
+                nverb += kind[e] != 0 && tk != HF_TOK_FILL;
+            }
     E->tile_out[t] = nout;
     E->tile_verb[t] = nverb;
 }
