@@ -83,9 +83,17 @@ static void count_range(const hf_geom *g, unsigned pred, const uint16_t *tok, ui
         return;
     hf_walk w;
     hf_walk_at(g, &w, i0);
-    for (uint64_t i = i0; i < i1; i++, hf_walk_next(g, &w)) {
-        const unsigned x = (i + 1) % HF_ANS_SUB && i + 1 < g->n ? hf_ans_context(tok[i + 1]) : 0;
-        count[hf_ans_table(hf_walk_class(&w, pred), x) * stride + tok[i]]++;
+    for (uint64_t i = i0; i < i1;) {
+        /* the rest of a tile row: its classes alternate with the chunk's x */
+        const uint64_t n = w.ex - w.x < i1 - i ? w.ex - w.x : i1 - i;
+        const uint64_t z = w.z0 + w.z, y = w.y0 + w.y, x0 = w.x0 + w.x;
+        const unsigned cls[2] = {hf_ans_class(pred, z, y, x0), hf_ans_class(pred, z, y, x0 + 1)};
+        for (uint64_t j = 0; j < n; j++, i++) {
+            const unsigned x = (i + 1) % HF_ANS_SUB && i + 1 < g->n ? hf_ans_context(tok[i + 1]) : 0;
+            count[hf_ans_table(cls[j & 1], x) * stride + tok[i]]++;
+        }
+        w.x += (unsigned)n - 1;   /* its last element, then on past it */
+        hf_walk_next(g, &w);
     }
 }
 

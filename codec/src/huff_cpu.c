@@ -215,8 +215,8 @@ static unsigned token_at(const hf_enc *E, const hf_tile *T, uint64_t e, int64_t 
     return E->kind[T->start + e] == 1 && *d == 0 ? HF_TOK_FILL : hf_delta_token(*d, E->R);
 }
 
-/* Tokens of tile t, and how many outliers and verbatim values it has: token_at's, the tile
- * walked by its coordinates rather than each element's worked out by division. */
+/* Tokens of tile t, and how many outliers and verbatim values it has: token_at's, a Lorenzo
+ * order's tile walked by its coordinates rather than each element's worked out by division. */
 static void tokenise_task(void *ctx, uint64_t t)
 {
     hf_enc *E = ctx;
@@ -226,12 +226,22 @@ static void tokenise_task(void *ctx, uint64_t t)
     const uint8_t *kind = E->kind + T.start;
     uint16_t *tok = E->tok + T.start;
     uint64_t nout = 0, nverb = 0, e = 0;
-    for (unsigned z = 0; z < T.ez; z++)
+    if (E->order == HF_PRED_INTERP) {   /* the deltas as they are, in a loop that vectorises */
+        const uint32_t below = 2u * E->R - 2u;   /* hf_delta_token's zigzags */
+        for (uint64_t tn = (uint64_t)T.ez * T.ey * T.ex; e < tn; e++) {
+            const uint32_t zz = (uint32_t)p[e] << 1 ^ (uint32_t)(p[e] >> 31);
+            const unsigned tk = kind[e] == 1 && p[e] == 0 ? HF_TOK_FILL
+                                : zz < below              ? zz + 2u
+                                                          : HF_TOK_ESCAPE;
+            tok[e] = (uint16_t)tk;
+            nout += tk == HF_TOK_ESCAPE;
+            nverb += kind[e] != 0 && tk != HF_TOK_FILL;
+        }
+    }
+    for (unsigned z = 0; z < T.ez && E->order != HF_PRED_INTERP; z++)
         for (unsigned y = 0; y < T.ey; y++)
             for (unsigned x = 0; x < T.ex; x++, e++) {
-                const int64_t d = E->order == HF_PRED_INTERP
-                                      ? p[e]
-                                      : hf_lorenzo(p, E->order, T.ey, T.ex, z, y, x, e);
+                const int64_t d = hf_lorenzo(p, E->order, T.ey, T.ex, z, y, x, e);
                 const unsigned tk =
                     kind[e] == 1 && d == 0 ? HF_TOK_FILL : hf_delta_token(d, E->R);
                 tok[e] = (uint16_t)tk;
