@@ -164,8 +164,6 @@ static void enc_bufs_at(hf_enc_bufs *b, const hf_geom *g, uint64_t cap, unsigned
     b->cap = cap;
 }
 
-/* The payload is assembled in the workspace and copied out only when it fits cap, so a payload
- * that does not fit leaves out as it was (auto on the device keeps the fixed-length one). */
 /* The workspace's side stream and events, for the encoder's stages that run beside others. */
 static hzc_side side_of(const hzc_ws *w)
 {
@@ -173,6 +171,8 @@ static hzc_side side_of(const hzc_ws *w)
     return side;
 }
 
+/* The payload is assembled in the workspace and copied out only when it fits cap, so a payload
+ * that does not fit leaves out as it was (auto on the device keeps the fixed-length one). */
 h5zgpu_status hzc_huff_encode(const hf_geom *g0, const hzc_encode_args *a,
                               hzc_encode_result *r)
 {
