@@ -89,7 +89,8 @@ static void count_range(const hf_geom *g, unsigned pred, const uint16_t *tok, ui
         const uint64_t z = w.z0 + w.z, y = w.y0 + w.y, x0 = w.x0 + w.x;
         const unsigned cls[2] = {hf_ans_class(pred, z, y, x0), hf_ans_class(pred, z, y, x0 + 1)};
         for (uint64_t j = 0; j < n; j++, i++) {
-            const unsigned x = (i + 1) % HF_ANS_SUB && i + 1 < g->n ? hf_ans_context(tok[i + 1]) : 0;
+            const unsigned x =
+                (i + 1) % HF_ANS_SUB && i + 1 < g->n ? hf_ans_context(tok[i + 1]) : 0;
             count[hf_ans_table(cls[j & 1], x) * stride + tok[i]]++;
         }
         w.x += (unsigned)n - 1;   /* its last element, then on past it */

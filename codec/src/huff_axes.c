@@ -3,7 +3,6 @@
  * array. */
 #include "huff.h"
 
-#include "elements.h"
 #include "huff_axes.h"
 #include "huff_axes_rows.h"
 #include "parallel.h"
