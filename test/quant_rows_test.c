@@ -107,15 +107,24 @@ HZ_CPU_CLONES static void bitlens_of(const double *d, unsigned *len)
         len[j] = hz_zigzag_bitlen_f64(d[j]);
 }
 
-/* hz_zigzag_bitlen_f64 against hz_bitlen(hz_zigzag()) on whole numbers of every size below
- * 2^51, zero and powers of two and their neighbours among them. */
+HZ_CPU_CLONES static void bitlens_i32_of(const int32_t *d, unsigned *len)
+{
+    for (unsigned j = 0; j < N; j++)
+        len[j] = hz_zigzag_bitlen_i32(d[j]);
+}
+
+/* hz_zigzag_bitlen_f64 and hz_zigzag_bitlen_i32 against hz_bitlen(hz_zigzag()): whole numbers
+ * of every size below 2^51, zero and powers of two and their neighbours among them, and the
+ * same shifted into an int32's range of Lorenzo order 3's deltas (below 2^31 - 8 in magnitude;
+ * its ends in the first round). */
 static unsigned long long check_bitlens(void)
 {
     unsigned long long compared = 0;
     for (unsigned round = 0; round < 20000; round++) {
         int64_t v[N];
         double d[N];
-        unsigned len[N];
+        int32_t d32[N];
+        unsigned len[N], len32[N];
         for (unsigned j = 0; j < N; j++) {
             const unsigned k = (unsigned)(next_random() % 52);
             const int64_t m = (int64_t)(next_random() >> (64 - k - 1) >> 1);   /* below 2^k */
@@ -123,44 +132,19 @@ static unsigned long long check_bitlens(void)
                                           : m;
             v[j] = next_random() & 1 ? -v[j] : v[j];
             d[j] = (double)v[j];
+            int64_t w = k > 30 ? v[j] / ((int64_t)1 << (k - 30)) : v[j];
+            w = round == 0 && j < 2 ? (j ? -2147483640 : 2147483640) : w;
+            d32[j] = (int32_t)(w > 2147483640 ? 2147483640 : w < -2147483640 ? -2147483640 : w);
         }
         bitlens_of(d, len);
-        for (unsigned j = 0; j < N; j++, compared++)
+        bitlens_i32_of(d32, len32);
+        for (unsigned j = 0; j < N; j++, compared += 2) {
             tu_expect(len[j] == hz_bitlen(hz_zigzag(v[j])), "bit length of %lld: %u, want %u",
                       (long long)v[j], len[j], hz_bitlen(hz_zigzag(v[j])));
-    }
-    return compared;
-}
-
-HZ_CPU_CLONES static void bitlens_i32_of(const int32_t *d, unsigned *len)
-{
-    for (unsigned j = 0; j < N; j++)
-        len[j] = hz_zigzag_bitlen_i32(d[j]);
-}
-
-/* hz_zigzag_bitlen_i32 against hz_bitlen(hz_zigzag()) on every int32 size whose magnitude is
- * below 2^31 - 8 (Lorenzo order 3's deltas), powers of two and their neighbours among them,
- * and the extremes. */
-static unsigned long long check_bitlens_i32(void)
-{
-    unsigned long long compared = 0;
-    for (unsigned round = 0; round < 20000; round++) {
-        int32_t d[N];
-        unsigned len[N];
-        for (unsigned j = 0; j < N; j++) {
-            const unsigned k = (unsigned)(next_random() % 31);
-            int64_t v = (int64_t)(next_random() >> (64 - k - 1) >> 1);   /* below 2^k */
-            if (next_random() % 4 == 0)
-                v = ((int64_t)1 << k) + (int64_t)(next_random() % 3) - 1;
-            if (round == 0 && j < 4)
-                v = j < 2 ? 2147483640 : 0;
-            v = v > 2147483640 ? 2147483640 : v;
-            d[j] = (int32_t)(next_random() & 1 ? -v : v);
+            tu_expect(len32[j] == hz_bitlen(hz_zigzag(d32[j])),
+                      "bit length of int32 %ld: %u, want %u", (long)d32[j], len32[j],
+                      hz_bitlen(hz_zigzag(d32[j])));
         }
-        bitlens_i32_of(d, len);
-        for (unsigned j = 0; j < N; j++, compared++)
-            tu_expect(len[j] == hz_bitlen(hz_zigzag(d[j])), "bit length of int32 %ld: %u, want %u",
-                      (long)d[j], len[j], hz_bitlen(hz_zigzag(d[j])));
     }
     return compared;
 }
@@ -319,8 +303,7 @@ int main(void)
             }
     printf("%llu values compared, %llu coded by the interpolation\n", compared, coded);
     printf("%llu axis-order terms compared\n", check_axis_terms());
-    printf("%llu zigzag bit lengths compared\n", check_bitlens());
-    printf("%llu int32 zigzag bit lengths compared\n", check_bitlens_i32());
+    printf("%llu zigzag bit lengths compared (double and int32)\n", check_bitlens());
     printf("%llu slices' statistics compared\n", check_stats());
     return tu_done("quant_rows");
 }
