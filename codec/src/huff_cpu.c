@@ -217,7 +217,7 @@ static unsigned token_at(const hf_enc *E, const hf_tile *T, uint64_t e, int64_t 
 
 /* Tokens of tile t, and how many outliers and verbatim values it has: token_at's, a Lorenzo
  * order's tile walked by its coordinates rather than each element's worked out by division. */
-static void tokenise_task(void *ctx, uint64_t t)
+HZ_CPU_CLONES static void tokenise_task(void *ctx, uint64_t t)
 {
     hf_enc *E = ctx;
     hf_tile T;
