@@ -237,17 +237,18 @@ HZ_CPU_CLONES static void tokenise_task(void *ctx, uint64_t t)
             nout += tk == HF_TOK_ESCAPE;
             nverb += kind[e] != 0 && tk != HF_TOK_FILL;
         }
+    } else {
+        for (unsigned z = 0; z < T.ez; z++)
+            for (unsigned y = 0; y < T.ey; y++)
+                for (unsigned x = 0; x < T.ex; x++, e++) {
+                    const int64_t d = hf_lorenzo(p, E->order, T.ey, T.ex, z, y, x, e);
+                    const unsigned tk =
+                        kind[e] == 1 && d == 0 ? HF_TOK_FILL : hf_delta_token(d, E->R);
+                    tok[e] = (uint16_t)tk;
+                    nout += tk == HF_TOK_ESCAPE;
+                    nverb += kind[e] != 0 && tk != HF_TOK_FILL;
+                }
     }
-    for (unsigned z = 0; z < T.ez && E->order != HF_PRED_INTERP; z++)
-        for (unsigned y = 0; y < T.ey; y++)
-            for (unsigned x = 0; x < T.ex; x++, e++) {
-                const int64_t d = hf_lorenzo(p, E->order, T.ey, T.ex, z, y, x, e);
-                const unsigned tk =
-                    kind[e] == 1 && d == 0 ? HF_TOK_FILL : hf_delta_token(d, E->R);
-                tok[e] = (uint16_t)tk;
-                nout += tk == HF_TOK_ESCAPE;
-                nverb += kind[e] != 0 && tk != HF_TOK_FILL;
-            }
     E->tile_out[t] = nout;
     E->tile_verb[t] = nverb;
 }
